@@ -1,0 +1,342 @@
+"""A readable facade over one game's state row: hands as card strings, legal moves, clear
+errors, a log of every hand for records, and ``__str__``.
+
+>>> g = SpadesGame(seed=7)
+>>> while not g.is_over: g.apply(g.legal_actions()[0])   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from spades_env.core import engine as E
+from spades_env.core import layout as L
+from spades_env.core.actions import NUM_ACTIONS, action_to_str
+from spades_env.core.cards import (
+    NUM_CARDS,
+    card_from_str,
+    card_to_str,
+    cards_from_mask,
+    format_cards,
+)
+from spades_env.core.rng import seed_to_rng
+from spades_env.core.rules import RulesConfig, load_rules
+
+SEAT_NAMES_4 = ("N", "E", "S", "W")
+SEAT_NAMES_2 = ("P0", "P1")
+
+
+class IllegalActionError(ValueError):
+    """An action that is out of range, not legal now, or given when nobody is to act."""
+
+
+class DealError(ValueError):
+    """A preset deal that is not a valid deal (wrong count, duplicate or bad card)."""
+
+
+@dataclass
+class HandLog:
+    """What happened in one hand: how it started, every action, and the result."""
+
+    dealer: int
+    scores_before: tuple[int, int]
+    bags_before: tuple[int, int]
+    hands: tuple[int, ...]  # bit masks of the dealt hands (four-player game)
+    stock: tuple[int, ...]  # the deck order (two-player game: the stock)
+    actions: list[int] = field(default_factory=list)
+    result: dict | None = None
+
+
+def seat_names(num_seats: int) -> tuple[str, ...]:
+    """Names of the seats: N, E, S, W (or P0, P1)."""
+    return SEAT_NAMES_4 if num_seats == 4 else SEAT_NAMES_2
+
+
+def _parse_cards(cards: Sequence[int | str], where: str) -> list[int]:
+    out = []
+    for i, c in enumerate(cards):
+        try:
+            out.append(card_from_str(c) if isinstance(c, str) else int(c))
+        except (ValueError, TypeError) as exc:
+            raise DealError(f"{where}, card {i}: {exc}") from None
+        if not 0 <= out[-1] < NUM_CARDS:
+            raise DealError(f"{where}, card {i}: card id {out[-1]} is out of range 0..51")
+    return out
+
+
+def deck_from_hands(hands: Sequence[Sequence[int | str]], dealer: int) -> np.ndarray:
+    """The deck order that deals ``hands`` (four lists of 13 cards) from seat ``dealer + 1``."""
+    if len(hands) != 4:
+        raise DealError(f"a four-player deal needs 4 hands, got {len(hands)}")
+    parsed = [_parse_cards(h, f"hand of seat {s}") for s, h in enumerate(hands)]
+    seen: dict[int, int] = {}
+    for s, h in enumerate(parsed):
+        if len(h) != 13:
+            raise DealError(f"hand of seat {s} has {len(h)} cards, needs 13")
+        for c in h:
+            if c in seen:
+                raise DealError(f"card {card_to_str(c)} is dealt twice (seats {seen[c]} and {s})")
+            seen[c] = s
+    first = (dealer + 1) % 4
+    deck = np.empty(NUM_CARDS, dtype=np.int64)
+    for i in range(NUM_CARDS):
+        deck[i] = parsed[(first + i) % 4][i // 4]
+    return deck
+
+
+def deck_from_stock(stock: Sequence[int | str]) -> np.ndarray:
+    """A two-player stock (52 distinct cards, top first) as a deck array."""
+    parsed = _parse_cards(stock, "stock")
+    if len(parsed) != NUM_CARDS:
+        raise DealError(f"the stock has {len(parsed)} cards, needs 52")
+    if len(set(parsed)) != NUM_CARDS:
+        dup = next(c for c in parsed if parsed.count(c) > 1)
+        raise DealError(f"card {card_to_str(dup)} appears twice in the stock")
+    return np.asarray(parsed, dtype=np.int64)
+
+
+class SpadesGame:
+    """One match of Spades (hands, games to ``target_score``, best-of-``match_games``)."""
+
+    def __init__(
+        self,
+        rules: RulesConfig | str | dict | None = None,
+        seed: int | None = None,
+        *,
+        dealer: int | None = None,
+    ) -> None:
+        self.rules = load_rules(rules)
+        self.params = self.rules.to_params()
+        self.num_seats = self.rules.num_players
+        if dealer is not None and not 0 <= int(dealer) < self.num_seats:
+            raise ValueError(f"dealer {dealer!r} is not a seat 0..{self.num_seats - 1}")
+        self.state = np.zeros(L.STATE_SIZE, dtype=np.int64)
+        E.init_state(self.state, self.params, seed_to_rng(seed), -1 if dealer is None else int(dealer))
+        self.hand_logs: list[HandLog] = []
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._begin_log()
+
+    # ---- set-up ---------------------------------------------------------------------
+    def set_hand(
+        self,
+        *,
+        hands: Sequence[Sequence[int | str]] | None = None,
+        stock: Sequence[int | str] | None = None,
+        dealer: int | None = None,
+        scores: Sequence[int] | None = None,
+        bags: Sequence[int] | None = None,
+    ) -> None:
+        """Restart the current hand with a given deal, dealer, scores and bags (each
+        optional). Everything is validated before anything changes."""
+        st = self.state.copy()
+        if dealer is not None:
+            if not 0 <= int(dealer) < self.num_seats:
+                raise ValueError(f"dealer {dealer!r} is not a seat 0..{self.num_seats - 1}")
+            st[L.DEALER] = int(dealer)
+        for name, values, off in (("scores", scores, L.SCORES), ("bags", bags, L.BAGS)):
+            if values is not None:
+                if len(values) != 2:
+                    raise ValueError(f"{name} needs 2 values (one per team), got {list(values)}")
+                if name == "bags" and any(int(v) < 0 for v in values):
+                    raise ValueError(f"bags must be non-negative, got {list(values)}")
+                st[off : off + 2] = [int(v) for v in values]
+        if hands is not None and stock is not None:
+            raise DealError("give either hands (four-player game) or stock (two-player game)")
+        if hands is not None:
+            if self.num_seats != 4:
+                raise DealError("the two-player game has no dealt hands: give the stock")
+            st[L.DECK : L.DECK + NUM_CARDS] = deck_from_hands(hands, int(st[L.DEALER]))
+        elif stock is not None:
+            if self.num_seats != 2:
+                raise DealError("the four-player game is dealt: give the hands")
+            st[L.DECK : L.DECK + NUM_CARDS] = deck_from_stock(stock)
+        st[L.PHASE] = L.PH_BID
+        E.start_hand(st, self.params)
+        self.state[:] = st
+        self._begin_log()
+
+    def _begin_log(self) -> None:
+        s = self.state
+        self.hand_logs.append(
+            HandLog(
+                dealer=int(s[L.DEALER]),
+                scores_before=(int(s[L.SCORES]), int(s[L.SCORES + 1])),
+                bags_before=(int(s[L.BAGS]), int(s[L.BAGS + 1])),
+                hands=tuple(int(s[L.HANDS + i]) for i in range(self.num_seats)),
+                stock=tuple(int(c) for c in s[L.DECK : L.DECK + NUM_CARDS]),
+            )
+        )
+        if len(self.hand_logs) > 1 and self.hand_logs[-2].result is None:
+            self.hand_logs.pop(-2)  # a restarted hand replaces the unfinished one
+
+    # ---- reading --------------------------------------------------------------------
+    @property
+    def phase(self) -> str:
+        """Phase name: blind, bid, exchange, play, draw, hand_end, game_end, match_end."""
+        return L.PHASE_NAMES[int(self.state[L.PHASE])]
+
+    @property
+    def current_player(self) -> int:
+        """Seat to act, or -1 when nobody acts (between hands, or over)."""
+        return int(self.state[L.TURN])
+
+    @property
+    def dealer(self) -> int:
+        return int(self.state[L.DEALER])
+
+    @property
+    def scores(self) -> tuple[int, int]:
+        return int(self.state[L.SCORES]), int(self.state[L.SCORES + 1])
+
+    @property
+    def bags(self) -> tuple[int, int]:
+        return int(self.state[L.BAGS]), int(self.state[L.BAGS + 1])
+
+    @property
+    def bids(self) -> list[int | str | None]:
+        """Bids per seat: None (not yet), 0..13, or ``"blind"``."""
+        out: list[int | str | None] = []
+        for i in range(self.num_seats):
+            b = int(self.state[L.BIDS + i])
+            out.append(None if b == L.BID_NONE else "blind" if b == L.BID_BLIND_NIL else b)
+        return out
+
+    @property
+    def tricks_won(self) -> list[int]:
+        return [int(self.state[L.TRICKS_WON + i]) for i in range(self.num_seats)]
+
+    @property
+    def game_wins(self) -> tuple[int, int]:
+        return int(self.state[L.GAME_WINS]), int(self.state[L.GAME_WINS + 1])
+
+    @property
+    def is_hand_over(self) -> bool:
+        return int(self.state[L.PHASE]) >= L.PH_HAND_END
+
+    @property
+    def is_game_over(self) -> bool:
+        return int(self.state[L.PHASE]) >= L.PH_GAME_END
+
+    @property
+    def is_over(self) -> bool:
+        """The match is over (decided, or truncated by the hand cap)."""
+        return int(self.state[L.PHASE]) == L.PH_MATCH_END
+
+    @property
+    def truncated(self) -> bool:
+        """The last game was cut short by ``max_hands``."""
+        return bool(self.state[L.TRUNCATED])
+
+    def hand(self, seat: int) -> list[str]:
+        """Cards held by ``seat``, as strings, ascending by id."""
+        return [card_to_str(c) for c in cards_from_mask(self.state[L.HANDS + seat])]
+
+    def legal_mask(self) -> np.ndarray:
+        """``int8[70]``: 1 for each legal action of the seat to act."""
+        E.legal_mask(self.state, self.params, self._mask)
+        return self._mask.copy()
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids of the seat to act (empty when nobody acts)."""
+        E.legal_mask(self.state, self.params, self._mask)
+        return [int(a) for a in np.flatnonzero(self._mask)]
+
+    # ---- acting ---------------------------------------------------------------------
+    def apply(self, action: int) -> None:
+        """Apply an action of the seat to act; raises IllegalActionError (state unchanged)."""
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise IllegalActionError(f"action {action!r} is not an integer action id 0..69")
+        a = int(action)
+        code = E.apply_action(self.state, self.params, a)
+        if code == E.OK:
+            log = self.hand_logs[-1]
+            log.actions.append(a)
+            if int(self.state[L.PHASE]) >= L.PH_HAND_END:
+                log.result = self.hand_result()
+            return
+        if code == E.ERR_NOBODY_TO_ACT:
+            raise IllegalActionError(
+                f"no seat is to act in phase '{self.phase}'"
+                + ("; call next_hand() to deal the next hand" if self.phase in ("hand_end", "game_end") else "")
+            )
+        legal = self.legal_actions()
+        name = action_to_str(a) if 0 <= a < NUM_ACTIONS else "out of range 0..69"
+        raise IllegalActionError(
+            f"action {a} ({name}) is illegal for seat {self.current_player} in phase "
+            f"'{self.phase}'; legal: {legal} ({', '.join(action_to_str(x) for x in legal)})"
+        )
+
+    def next_hand(self) -> None:
+        """Deal the next hand after a hand (or game) has ended."""
+        if E.next_hand(self.state, self.params) != E.OK:
+            raise IllegalActionError(f"next_hand() needs a finished hand; phase is '{self.phase}'")
+        self._begin_log()
+
+    def hand_result(self) -> dict:
+        """Bids, tricks, points and totals of the hand just scored."""
+        s = self.state
+        return {
+            "bids": self.bids,
+            "tricks": self.tricks_won,
+            "points": [int(s[L.HAND_DELTA]), int(s[L.HAND_DELTA + 1])],
+            "scores": list(self.scores),
+            "bags": list(self.bags),
+            "phase": self.phase,
+            "game_winner": int(s[L.GAME_WINNER]),
+            "truncated": bool(s[L.TRUNCATED]),
+        }
+
+    def copy(self) -> SpadesGame:
+        """An independent copy (state and logs)."""
+        g = SpadesGame.__new__(SpadesGame)
+        g.rules, g.params, g.num_seats = self.rules, self.params, self.num_seats
+        g.state = self.state.copy()
+        g.hand_logs = [
+            HandLog(h.dealer, h.scores_before, h.bags_before, h.hands, h.stock, list(h.actions), h.result)
+            for h in self.hand_logs
+        ]
+        g._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return g
+
+    # ---- text -----------------------------------------------------------------------
+    def to_text(self, viewer: int | None = None) -> str:
+        """A readable table; ``viewer`` shows only that seat's hand (None: all hands)."""
+        s = self.state
+        names = seat_names(self.num_seats)
+        teams = ("NS", "EW") if self.num_seats == 4 else names
+        lines = [
+            f"Spades ({self.rules.name})  game {int(s[L.GAME_NUM]) + 1}, hand {int(s[L.HAND_NUM]) + 1}"
+            f"  dealer {names[self.dealer]}  phase {self.phase}"
+            + (f"  to act {names[self.current_player]}" if self.current_player >= 0 else ""),
+            "  ".join(
+                f"{teams[t]}: {self.scores[t]} pts, {self.bags[t]} bags, {self.game_wins[t]} games"
+                for t in range(2)
+            ),
+        ]
+        bids = self.bids
+        for seat in range(self.num_seats):
+            b = bids[seat]
+            btxt = "-" if b is None else "Blind Nil" if b == "blind" else "Nil" if b == 0 else str(b)
+            row = f"  {names[seat]:>2}  bid {btxt:<9} won {self.tricks_won[seat]:>2}"
+            if viewer is None or viewer == seat:
+                row += f"  {format_cards(int(s[L.HANDS + seat]))}"
+            lines.append(row)
+        trick = [
+            f"{names[(int(s[L.TRICK_LEADER]) + k) % self.num_seats]} "
+            f"{card_to_str(int(s[L.TRICK_CARDS + (int(s[L.TRICK_LEADER]) + k) % self.num_seats]))}"
+            for k in range(int(s[L.TRICK_SIZE]))
+        ]
+        lines.append(
+            f"  trick {int(s[L.TRICKS_PLAYED]) + (1 if self.phase == 'play' else 0)}: "
+            + (", ".join(trick) if trick else "-")
+            + ("   spades broken" if s[L.SPADES_BROKEN] else "")
+        )
+        if self.phase == "draw" and (viewer is None or viewer == self.current_player):
+            lines.append(f"  shown card: {card_to_str(int(s[L.DECK + int(s[L.STOCK_POS])]))}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()

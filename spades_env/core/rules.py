@@ -1,0 +1,193 @@
+"""Rules of a Spades variant: a frozen, validated config, and its named presets.
+
+Presets live in ``configs/rules/*.yaml`` (``tournament`` is the default, ``openspiel`` matches
+OpenSpiel's spades scoring, ``two_player`` is the two-player game). An unknown key or a bad
+value raises :class:`RulesError` naming the key (and the file, when loaded from one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from spades_env.core import layout as L
+
+
+class RulesError(ValueError):
+    """A rules config with an unknown key or a value out of range."""
+
+
+@dataclass(frozen=True)
+class RulesConfig:
+    """Every rule knob of the engine, with the 2v2 tournament rules as defaults."""
+
+    name: str = "tournament"
+    """Name of the preset (informational; records store it)."""
+    num_players: int = 4
+    """4 (two partnerships) or 2 (each player its own side, with the draw)."""
+    blind_nil: bool = True
+    """Whether Blind Nil may be bid."""
+    blind_nil_min_deficit: int = 0
+    """Blind Nil only for a team trailing by at least this many points (0: always)."""
+    blind_nil_exchange: int = 3
+    """Cards the Blind Nil bidder and partner exchange (0: no exchange)."""
+    nil_value: int = 100
+    """Points won (lost) by a made (failed) Nil."""
+    blind_nil_value: int = 200
+    """Points won (lost) by a made (failed) Blind Nil."""
+    bag_limit: int = 10
+    """Each time a team's bags reach this many it loses ``bag_penalty`` (0: no bag penalty)."""
+    bag_penalty: int = 100
+    """Points lost each time the bag limit is reached."""
+    failed_nil_counts_toward_contract: bool = False
+    """A failed Nil bidder's tricks count toward the partner's contract (OpenSpiel) rather
+    than only as bags."""
+    must_break_spades: bool = True
+    """Spades may not be led until broken (unless the leader holds only spades)."""
+    target_score: int = 500
+    """A game ends when a team reaches this score (the higher total wins; a tie plays on)."""
+    mercy_rule: bool = False
+    """End the game when a team falls to ``mercy_threshold`` or below (that team loses)."""
+    mercy_threshold: int = -200
+    """Score at or below which the mercy rule ends the game."""
+    max_hands: int = 100
+    """Hands per game before the game is cut short (truncated); 0 means no cap."""
+    match_games: int = 3
+    """Games in a match (best of N, N odd)."""
+    trick_value: int = 10
+    """Points per contracted trick."""
+    first_dealer: int = -1
+    """Seat that deals the first hand; -1 draws it from the seed."""
+
+    def __post_init__(self) -> None:
+        _validate(self, where="RulesConfig")
+
+    def to_params(self) -> np.ndarray:
+        """The ``int64`` parameter row the compiled core reads (see ``layout.P_*``)."""
+        p = np.zeros(L.PARAMS_SIZE, dtype=np.int64)
+        p[L.P_NUM_SEATS] = self.num_players
+        p[L.P_BLIND_NIL] = int(self.blind_nil)
+        p[L.P_BLIND_NIL_MIN_DEFICIT] = self.blind_nil_min_deficit
+        p[L.P_EXCHANGE_CARDS] = self.blind_nil_exchange
+        p[L.P_NIL_VALUE] = self.nil_value
+        p[L.P_BLIND_NIL_VALUE] = self.blind_nil_value
+        p[L.P_BAG_LIMIT] = self.bag_limit
+        p[L.P_BAG_PENALTY] = self.bag_penalty
+        p[L.P_FAILED_NIL_COUNTS] = int(self.failed_nil_counts_toward_contract)
+        p[L.P_MUST_BREAK_SPADES] = int(self.must_break_spades)
+        p[L.P_TARGET_SCORE] = self.target_score
+        p[L.P_MERCY] = int(self.mercy_rule)
+        p[L.P_MERCY_THRESHOLD] = self.mercy_threshold
+        p[L.P_MAX_HANDS] = self.max_hands
+        p[L.P_GAMES_TO_WIN] = self.match_games // 2 + 1
+        p[L.P_TRICK_VALUE] = self.trick_value
+        p[L.P_FIRST_DEALER] = self.first_dealer
+        return p
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict of every field (for records and checkpoints)."""
+        return dataclasses.asdict(self)
+
+    def replace(self, **changes: Any) -> RulesConfig:
+        """A copy with some fields changed (validated)."""
+        return rules_from_dict({**self.to_dict(), **changes})
+
+
+_BOUNDS: dict[str, tuple[int, int]] = {
+    "num_players": (2, 4),
+    "blind_nil_min_deficit": (0, 100_000),
+    "blind_nil_exchange": (0, 13),
+    "nil_value": (0, 10_000),
+    "blind_nil_value": (0, 10_000),
+    "bag_limit": (0, 1_000),
+    "bag_penalty": (0, 10_000),
+    "target_score": (1, 100_000),
+    "mercy_threshold": (-100_000, 0),
+    "max_hands": (0, 100_000),
+    "match_games": (1, 99),
+    "trick_value": (1, 1_000),
+    "first_dealer": (-1, 3),
+}
+
+
+def _validate(cfg: RulesConfig, where: str) -> None:
+    for f in fields(cfg):
+        value = getattr(cfg, f.name)
+        if f.type in ("bool", bool):
+            if not isinstance(value, bool):
+                raise RulesError(f"{where}: rule '{f.name}' must be true or false, got {value!r}")
+        elif f.type in ("int", int):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise RulesError(f"{where}: rule '{f.name}' must be an integer, got {value!r}")
+            lo, hi = _BOUNDS[f.name]
+            if not lo <= value <= hi:
+                raise RulesError(f"{where}: rule '{f.name}' = {value} is out of range {lo}..{hi}")
+        elif not isinstance(value, str):
+            raise RulesError(f"{where}: rule '{f.name}' must be a string, got {value!r}")
+    if cfg.num_players not in (2, 4):
+        raise RulesError(f"{where}: rule 'num_players' must be 2 or 4, got {cfg.num_players}")
+    if cfg.match_games % 2 == 0:
+        raise RulesError(f"{where}: rule 'match_games' must be odd (best of N), got {cfg.match_games}")
+    if cfg.num_players == 2 and cfg.blind_nil_exchange != 0:
+        raise RulesError(
+            f"{where}: rule 'blind_nil_exchange' must be 0 in the two-player game "
+            f"(a player has no partner to exchange with), got {cfg.blind_nil_exchange}"
+        )
+    if cfg.first_dealer >= cfg.num_players:
+        raise RulesError(f"{where}: rule 'first_dealer' = {cfg.first_dealer} is not a seat of a {cfg.num_players}-player game")
+
+
+def rules_from_dict(data: dict[str, Any], where: str = "rules") -> RulesConfig:
+    """Build a validated config from a dict; unknown keys are an error naming them."""
+    if not isinstance(data, dict):
+        raise RulesError(f"{where}: rules must be a mapping of rule names to values, got {type(data).__name__}")
+    known = {f.name for f in fields(RulesConfig)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise RulesError(f"{where}: unknown rule key(s) {unknown}; known keys: {sorted(known)}")
+    cfg = RulesConfig.__new__(RulesConfig)
+    defaults = RulesConfig()
+    for f in fields(RulesConfig):
+        object.__setattr__(cfg, f.name, data.get(f.name, getattr(defaults, f.name)))
+    _validate(cfg, where)
+    return cfg
+
+
+def presets_dir() -> Path:
+    """Folder of the rules presets, ``configs/rules`` at the repository root."""
+    return Path(__file__).resolve().parents[2] / "configs" / "rules"
+
+
+def preset_names() -> list[str]:
+    """Names of the shipped presets."""
+    return sorted(p.stem for p in presets_dir().glob("*.yaml"))
+
+
+def load_rules(spec: str | Path | dict[str, Any] | RulesConfig | None = None) -> RulesConfig:
+    """Rules from a preset name, a YAML file path, a dict, or a config (``None``: tournament)."""
+    if spec is None:
+        return RulesConfig()
+    if isinstance(spec, RulesConfig):
+        return spec
+    if isinstance(spec, dict):
+        return rules_from_dict(spec)
+    path = Path(spec)
+    if not path.suffix:
+        path = presets_dir() / f"{spec}.yaml"
+        if not path.exists():
+            raise RulesError(f"unknown rules preset {str(spec)!r}; presets: {preset_names()}")
+    if not path.exists():
+        raise RulesError(f"rules file {str(path)!r} does not exist")
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise RulesError(f"{path}: not valid YAML: {exc}") from None
+    data = data or {}
+    data.setdefault("name", path.stem)
+    return rules_from_dict(data, where=str(path))

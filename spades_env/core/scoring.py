@@ -1,0 +1,112 @@
+"""Scoring of one hand: a pure function of (bids, tricks, bags, rules).
+
+Per team and hand: contract made gives ``trick_value x contract`` plus 1 per trick over it
+(bags); a set contract loses ``trick_value x contract``. Each Nil bidder is scored on its own:
+``+nil_value`` with no trick, ``-nil_value`` otherwise (Blind Nil: ``blind_nil_value``). A
+failed Nil bidder's tricks count as bags, not toward the partner's contract (unless
+``failed_nil_counts_toward_contract``, as in OpenSpiel). Bags carry over; each time a team's
+total reaches ``bag_limit`` it loses ``bag_penalty`` and ``bag_limit`` bags are removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from spades_env.core import layout as L
+from spades_env.core.jit import jit
+
+
+@jit
+def score_team(bids, tricks, team, num_seats, bags_before, params):
+    """(points, bags after, bags won) of one team (its seats are ``team, team + 2, ...``)."""
+    contract = 0
+    contract_tricks = 0
+    nil_bags = 0
+    points = 0
+    for s in range(team, num_seats, 2):
+        b = bids[s]
+        t = tricks[s]
+        if b == 0 or b == L.BID_BLIND_NIL:
+            value = params[L.P_BLIND_NIL_VALUE] if b == L.BID_BLIND_NIL else params[L.P_NIL_VALUE]
+            if t == 0:
+                points += value
+            else:
+                points -= value
+                if params[L.P_FAILED_NIL_COUNTS] != 0:
+                    contract_tricks += t
+                else:
+                    nil_bags += t
+        else:
+            contract += b
+            contract_tricks += t
+    over = 0
+    if contract_tricks >= contract:
+        points += params[L.P_TRICK_VALUE] * contract
+        over = contract_tricks - contract
+    else:
+        points -= params[L.P_TRICK_VALUE] * contract
+    won = over + nil_bags
+    points += won
+    bags = bags_before + won
+    limit = params[L.P_BAG_LIMIT]
+    if limit > 0:
+        while bags >= limit:
+            points -= params[L.P_BAG_PENALTY]
+            bags -= limit
+    return points, bags, won
+
+
+@jit
+def score_hand_arrays(bids, tricks, bags, num_seats, params, out_points, out_bags):
+    """Score both teams into ``out_points[2]`` and ``out_bags[2]`` (compiled core entry)."""
+    for team in range(2):
+        p, b, _ = score_team(bids, tricks, team, num_seats, bags[team], params)
+        out_points[team] = p
+        out_bags[team] = b
+
+
+@dataclass(frozen=True)
+class HandScore:
+    """Result of scoring a hand: points won this hand and bags after it, per team."""
+
+    points: tuple[int, int]
+    bags: tuple[int, int]
+
+
+def score_hand(
+    bids: list[int | str],
+    tricks: list[int],
+    bags: tuple[int, int] = (0, 0),
+    rules=None,
+) -> HandScore:
+    """Score one hand. ``bids`` per seat: 0..13 (0 = Nil) or ``"blind"`` for Blind Nil.
+
+    >>> score_hand([5, 2, 3, 2], [7, 2, 3, 1]).points   # NS bid 8 won 10; EW bid 4 won 3
+    (82, -40)
+    """
+    from spades_env.core.rules import load_rules
+
+    cfg = load_rules(rules)
+    n = cfg.num_players
+    if len(bids) != n or len(tricks) != n:
+        raise ValueError(f"need {n} bids and {n} trick counts, got {len(bids)} and {len(tricks)}")
+    b = np.full(4, L.BID_NONE, dtype=np.int64)
+    for i, x in enumerate(bids):
+        if isinstance(x, str):
+            if x.lower() not in ("blind", "blind nil", "bn"):
+                raise ValueError(f"bid of seat {i}: {x!r} is neither 0..13 nor 'blind'")
+            b[i] = L.BID_BLIND_NIL
+        elif 0 <= int(x) <= 13:
+            b[i] = int(x)
+        else:
+            raise ValueError(f"bid of seat {i}: {x!r} is out of range 0..13")
+    t = np.zeros(4, dtype=np.int64)
+    t[:n] = [int(x) for x in tricks]
+    if (t < 0).any() or t.sum() != 13:
+        raise ValueError(f"tricks {list(tricks)} must be non-negative and sum to 13")
+    pts = np.zeros(2, dtype=np.int64)
+    out_bags = np.zeros(2, dtype=np.int64)
+    score_hand_arrays(b, t, np.asarray(bags, dtype=np.int64), n, cfg.to_params(), pts, out_bags)
+    return HandScore(points=(int(pts[0]), int(pts[1])), bags=(int(out_bags[0]), int(out_bags[1])))
