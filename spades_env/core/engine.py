@@ -302,8 +302,12 @@ def _finish_hand(state, params):
     n = state[L.NUM_SEATS]
     for team in range(2):
         pts, bags, _ = score_team(
-            state[L.BIDS : L.BIDS + 4], state[L.TRICKS_WON : L.TRICKS_WON + 4], team, n,
-            state[L.BAGS + team], params,
+            state[L.BIDS : L.BIDS + 4],
+            state[L.TRICKS_WON : L.TRICKS_WON + 4],
+            team,
+            n,
+            state[L.BAGS + team],
+            params,
         )
         state[L.SCORES + team] += pts
         state[L.BAGS + team] = bags

@@ -260,7 +260,11 @@ class SpadesGame:
         if code == E.ERR_NOBODY_TO_ACT:
             raise IllegalActionError(
                 f"no seat is to act in phase '{self.phase}'"
-                + ("; call next_hand() to deal the next hand" if self.phase in ("hand_end", "game_end") else "")
+                + (
+                    "; call next_hand() to deal the next hand"
+                    if self.phase in ("hand_end", "game_end")
+                    else ""
+                )
             )
         legal = self.legal_actions()
         name = action_to_str(a) if 0 <= a < NUM_ACTIONS else "out of range 0..69"

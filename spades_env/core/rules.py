@@ -138,13 +138,17 @@ def _validate(cfg: RulesConfig, where: str) -> None:
             f"(a player has no partner to exchange with), got {cfg.blind_nil_exchange}"
         )
     if cfg.first_dealer >= cfg.num_players:
-        raise RulesError(f"{where}: rule 'first_dealer' = {cfg.first_dealer} is not a seat of a {cfg.num_players}-player game")
+        raise RulesError(
+            f"{where}: rule 'first_dealer' = {cfg.first_dealer} is not a seat of a {cfg.num_players}-player game"
+        )
 
 
 def rules_from_dict(data: dict[str, Any], where: str = "rules") -> RulesConfig:
     """Build a validated config from a dict; unknown keys are an error naming them."""
     if not isinstance(data, dict):
-        raise RulesError(f"{where}: rules must be a mapping of rule names to values, got {type(data).__name__}")
+        raise RulesError(
+            f"{where}: rules must be a mapping of rule names to values, got {type(data).__name__}"
+        )
     known = {f.name for f in fields(RulesConfig)}
     unknown = sorted(set(data) - known)
     if unknown:

@@ -1,0 +1,1 @@
+"""Subcommands of the ``spades`` CLI (see :mod:`spades_env.cli`)."""

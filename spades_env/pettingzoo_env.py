@@ -1,0 +1,225 @@
+"""Spades as a PettingZoo AEC environment.
+
+``spades_env.env(**kwargs)`` is :class:`raw_env` inside PettingZoo's standard wrappers (an
+illegal move ends the game with ``illegal_reward`` for that agent); ``raw_env`` raises
+:class:`~spades_env.core.IllegalActionError` instead.
+
+===================  =================================================================
+agents               ``player_0`` .. ``player_3`` = seats N, E, S, W; teams NS = {0, 2},
+                     EW = {1, 3} (two-player rules: ``player_0``, ``player_1``)
+action space         ``Discrete(70)``: cards 0-51 (``13 * suit + rank``), bids 52-65
+                     (52 = Nil), 66 Blind Nil, 67 See cards, 68 / 69 keep / discard (draw)
+observation          ``{"observation": float32[771], "action_mask": int8[70]}``; the
+                     vector is relative to the observer (see :mod:`spades_env.observation`
+                     for the slice table); the mask is all zeros for an agent not to act
+state                ``state()``: float32[1187], the full deal, for centralized critics
+episode              ``episode="hand" | "game" | "match"`` (default ``"game"``, to 500)
+reward               ``reward="score"``: each hand, every seat gets its team's score change
+                     times ``reward_scale`` (default 0.01); ``reward="win"``: +1 / -1 per
+                     team at the end of the episode
+truncation           a game longer than the rules' ``max_hands`` ends truncated
+render modes         ``"ansi"`` (returns the table) and ``"human"`` (prints it)
+===================  =================================================================
+
+``reset(seed=..., options=...)`` takes ``options`` keys ``hands`` (four lists of 13 card
+strings, by seat), ``stock`` (52 cards, two-player rules), ``dealer``, ``scores`` and ``bags``
+(one value per team) to replay a recorded or duplicate deal.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from spades_env.core import layout as L
+from spades_env.core.actions import NUM_ACTIONS
+from spades_env.core.engine import legal_mask
+from spades_env.core.game import SpadesGame
+from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.episode import TERMINATED, TRUNCATED, episode_code, reward_code, settle
+from spades_env.observation import (
+    OBS_SIZE,
+    SLICES,
+    STATE_VEC_SIZE,
+    encode_observation,
+    encode_state,
+)
+
+_OPTION_KEYS = {"hands", "stock", "dealer", "scores", "bags"}
+
+
+def observation_bounds(rules: RulesConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bounds of the observation vector."""
+    low = np.zeros(OBS_SIZE, dtype=np.float32)
+    high = np.ones(OBS_SIZE, dtype=np.float32)
+    low[SLICES["scores"]] = -np.inf
+    high[SLICES["scores"]] = np.inf
+    high[SLICES["bags"]] = max(rules.bag_limit, 10) * 1000.0
+    high[SLICES["game_wins"]] = rules.match_games
+    return low, high
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The Spades AEC env in PettingZoo's standard wrappers (see :class:`raw_env`)."""
+    illegal_reward = kwargs.pop("illegal_reward", -1.0)
+    e = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
+
+
+class raw_env(AECEnv):
+    """Spades (four-player partnership or two-player) with action masks."""
+
+    metadata = {"name": "spades_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+
+    def __init__(
+        self,
+        rules: RulesConfig | str | dict | None = None,
+        episode: str = "game",
+        reward: str = "score",
+        reward_scale: float = 0.01,
+        render_mode: str | None = None,
+        render_viewer: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.rules = load_rules(rules)
+        self._episode = episode_code(episode)
+        self._reward = reward_code(reward)
+        self.episode, self.reward_kind, self.reward_scale = episode, reward, float(reward_scale)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        self.render_viewer = render_viewer
+        n = self.rules.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        low, high = observation_bounds(self.rules)
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(low, high, dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.state_space = spaces.Box(-np.inf, np.inf, (STATE_VEC_SIZE,), dtype=np.float32)
+        self.game: SpadesGame | None = None
+        self._seeder = np.random.default_rng()
+        self._rew = np.zeros(4, dtype=np.float64)
+        self._reward_pending = False
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ---- episode ----------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new episode; ``options`` may preset the deal, dealer, scores and bags."""
+        options = dict(options or {})
+        unknown = set(options) - _OPTION_KEYS
+        if unknown:  # PettingZoo's api_test passes arbitrary options, so warn rather than fail
+            warnings.warn(
+                f"reset(options=...): ignoring unknown key(s) {sorted(unknown)}; known: {sorted(_OPTION_KEYS)}",
+                stacklevel=2,
+            )
+        if seed is not None:
+            self._seeder = np.random.default_rng(seed)
+        game_seed = int(self._seeder.integers(2**63 - 1))
+        game = SpadesGame(self.rules, seed=game_seed, dealer=options.get("dealer"))
+        if options.keys() - {"dealer"}:
+            game.set_hand(
+                hands=options.get("hands"),
+                stock=options.get("stock"),
+                scores=options.get("scores"),
+                bags=options.get("bags"),
+            )
+        self.game = game
+        self._state, self._params = game.state, game.params
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[int(self._state[L.TURN])]
+        self._reward_pending = False
+
+    def step(self, action: int | None) -> None:
+        """Apply the selected agent's action (``None`` for an agent that is done)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self.game.apply(action)
+        status = settle(self._state, self._params, self._episode, self._reward, self.reward_scale, self._rew)
+        self._cumulative_rewards[agent] = 0.0
+        if self._reward_pending or self._rew.any():
+            for i, a in enumerate(self.agents):
+                self.rewards[a] = float(self._rew[i])
+            self._reward_pending = bool(self._rew.any())
+        if status == TERMINATED or status == TRUNCATED:
+            flags = self.terminations if status == TERMINATED else self.truncations
+            for a in self.agents:
+                flags[a] = True
+                self.infos[a] = self._end_info()
+        else:
+            turn = int(self._state[L.TURN])
+            if turn < 0:  # settle dealt the next hand, so TURN is set; guard anyway
+                raise RuntimeError("no seat to act in a running episode")
+            self.agent_selection = self.possible_agents[turn]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_info(self) -> dict[str, Any]:
+        g = self.game
+        return {
+            "scores": g.scores,
+            "bags": g.bags,
+            "game_wins": g.game_wins,
+            "truncated_by_hand_cap": g.truncated,
+        }
+
+    # ---- views ------------------------------------------------------------------------
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """The agent's observation vector and its action mask (zeros unless it is to act)."""
+        seat = self.agent_name_mapping[agent]
+        obs = np.empty(OBS_SIZE, dtype=np.float32)
+        encode_observation(self._state, self._params, seat, obs)
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        if (
+            seat == self._state[L.TURN]
+            and agent == self.agent_selection
+            and not self.terminations.get(agent, True)
+        ):
+            legal_mask(self._state, self._params, mask)
+        return {"observation": obs, "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """The full state (every hand) for centralized critics; never for acting."""
+        out = np.empty(STATE_VEC_SIZE, dtype=np.float32)
+        encode_state(self._state, self._params, out)
+        return out
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        text = self.game.to_text(viewer=self.render_viewer)
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self) -> None:
+        pass
