@@ -39,7 +39,8 @@ from pettingzoo.utils import wrappers
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.engine import legal_mask
-from spades_env.core.game import SpadesGame
+from spades_env.core.game import IllegalActionError, SpadesGame
+from spades_env.core.jit import jit
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.episode import TERMINATED, TRUNCATED, episode_code, reward_code, settle
 from spades_env.observation import (
@@ -64,14 +65,93 @@ def observation_bounds(rules: RulesConfig) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
+def _forward(name: str) -> property:
+    def get(self: wrappers.BaseWrapper) -> Any:
+        return getattr(self.env, name)
+
+    get.__name__ = name
+    return property(get, doc=f"``{name}`` of the wrapped env (forwarded without ``__getattr__``).")
+
+
+class _FastForward:
+    """Forwards the AEC attributes read on every step as properties.
+
+    PettingZoo's ``BaseWrapper.__getattr__`` resolves them through every wrapper layer, which
+    costs more than the game itself; a property on the class skips that. Behaviour is the same:
+    each property returns the wrapped env's current value.
+    """
+
+    agents = _forward("agents")
+    agent_selection = _forward("agent_selection")
+    rewards = _forward("rewards")
+    terminations = _forward("terminations")
+    truncations = _forward("truncations")
+    infos = _forward("infos")
+    _cumulative_rewards = _forward("_cumulative_rewards")
+    possible_agents = _forward("possible_agents")
+
+
+class TerminateIllegalWrapper(_FastForward, wrappers.TerminateIllegalWrapper):
+    """PettingZoo's ``TerminateIllegalWrapper`` with forwarded attributes."""
+
+
+class AssertOutOfBoundsWrapper(_FastForward, wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's ``AssertOutOfBoundsWrapper`` with forwarded attributes."""
+
+
+class OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` with forwarded attributes.
+
+    Before ``reset()`` the forwarded properties raise ``AttributeError``, so Python falls back
+    to the wrapper's ``__getattr__``, which raises PettingZoo's own "cannot be accessed before
+    reset" error, exactly as the plain wrapper does.
+    """
+
+    def _guarded(name: str) -> property:  # noqa: N805 (class-body helper)
+        def get(self: wrappers.OrderEnforcingWrapper) -> Any:
+            if not self._has_reset:
+                raise AttributeError(name)
+            return getattr(self.env, name)
+
+        get.__name__ = name
+        return property(get)
+
+    agents = _guarded("agents")
+    agent_selection = _guarded("agent_selection")
+    rewards = _guarded("rewards")
+    terminations = _guarded("terminations")
+    truncations = _guarded("truncations")
+    infos = _guarded("infos")
+    del _guarded
+
+
+class _Discrete(spaces.Discrete):
+    """``Discrete`` whose ``contains`` answers a plain ``int`` without NumPy (same answers)."""
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int:
+            return self.start <= x < self.start + self.n
+        return super().contains(x)
+
+
 def env(**kwargs: Any) -> AECEnv:
-    """The Spades AEC env in PettingZoo's standard wrappers (see :class:`raw_env`)."""
+    """The Spades AEC env in PettingZoo's standard wrappers (see :class:`raw_env`): an
+    illegal move ends the game with ``illegal_reward`` (default -1) for that agent."""
     illegal_reward = kwargs.pop("illegal_reward", -1.0)
     e = raw_env(**kwargs)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
+    e = TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
+    e = AssertOutOfBoundsWrapper(e)
+    e = OrderEnforcingWrapper(e)
     return e
+
+
+@jit
+def _observe_into(state, params, seat, want_mask, obs, mask):
+    """Encode ``seat``'s observation into ``obs`` and, if ``want_mask`` and the seat is to act,
+    its legal actions into ``mask`` (left zero otherwise). One compiled call per observe."""
+    encode_observation(state, params, seat, obs)
+    if want_mask and state[L.TURN] == seat:
+        legal_mask(state, params, mask)
 
 
 class raw_env(AECEnv):
@@ -113,6 +193,7 @@ class raw_env(AECEnv):
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self.state_space = spaces.Box(-np.inf, np.inf, (STATE_VEC_SIZE,), dtype=np.float32)
         self.game: SpadesGame | None = None
+        self.agents: list[str] = []
         self._seeder = np.random.default_rng()
         self._rew = np.zeros(4, dtype=np.float64)
         self._reward_pending = False
@@ -156,31 +237,56 @@ class raw_env(AECEnv):
         self._reward_pending = False
 
     def step(self, action: int | None) -> None:
-        """Apply the selected agent's action (``None`` for an agent that is done)."""
+        """Apply the selected agent's action (``None`` for an agent that is done).
+
+        Raises :class:`~spades_env.core.IllegalActionError` (nothing changed) for an illegal
+        action, and after the episode has ended and every agent has been removed.
+        """
+        if not self.agents:
+            raise IllegalActionError(
+                "step() after the episode ended: every agent is done and removed; call reset()"
+                if self.game is not None
+                else "step() before reset(): call reset() first"
+            )
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        state = self._state
         self.game.apply(action)
-        status = settle(self._state, self._params, self._episode, self._reward, self.reward_scale, self._rew)
         self._cumulative_rewards[agent] = 0.0
-        if self._reward_pending or self._rew.any():
-            for i, a in enumerate(self.agents):
-                self.rewards[a] = float(self._rew[i])
-            self._reward_pending = bool(self._rew.any())
+        if state[L.PHASE] >= L.PH_HAND_END:
+            self._settle()
+        else:
+            if self._reward_pending:  # last step paid rewards: this one pays none
+                self._reward_pending = False
+                rewards = self.rewards
+                for a in rewards:
+                    rewards[a] = 0.0
+            self.agent_selection = self.possible_agents[state[L.TURN]]
+        if self.render_mode == "human":
+            self.render()
+
+    def _settle(self) -> None:
+        """A hand has ended: pay rewards, then end the episode or deal the next hand."""
+        rew = self._rew
+        status = settle(self._state, self._params, self._episode, self._reward, self.reward_scale, rew)
+        rewards = self.rewards
+        for i, a in enumerate(self.agents):
+            rewards[a] = float(rew[i])
+        self._reward_pending = True
         if status == TERMINATED or status == TRUNCATED:
             flags = self.terminations if status == TERMINATED else self.truncations
             for a in self.agents:
                 flags[a] = True
                 self.infos[a] = self._end_info()
         else:
+            self.game._begin_log()  # settle dealt the next hand: start its log
             turn = int(self._state[L.TURN])
-            if turn < 0:  # settle dealt the next hand, so TURN is set; guard anyway
+            if turn < 0:
                 raise RuntimeError("no seat to act in a running episode")
             self.agent_selection = self.possible_agents[turn]
         self._accumulate_rewards()
-        if self.render_mode == "human":
-            self.render()
 
     def _end_info(self) -> dict[str, Any]:
         g = self.game
@@ -196,14 +302,13 @@ class raw_env(AECEnv):
         """The agent's observation vector and its action mask (zeros unless it is to act)."""
         seat = self.agent_name_mapping[agent]
         obs = np.empty(OBS_SIZE, dtype=np.float32)
-        encode_observation(self._state, self._params, seat, obs)
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        if (
-            seat == self._state[L.TURN]
-            and agent == self.agent_selection
+        want_mask = (
+            agent == self.agent_selection
             and not self.terminations.get(agent, True)
-        ):
-            legal_mask(self._state, self._params, mask)
+            and not self.truncations.get(agent, True)
+        )
+        _observe_into(self._state, self._params, seat, want_mask, obs, mask)
         return {"observation": obs, "action_mask": mask}
 
     def state(self) -> np.ndarray:

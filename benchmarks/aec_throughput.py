@@ -1,0 +1,111 @@
+"""AEC agent steps per second: spades_env against PettingZoo's texas_holdem_v4, same loop.
+
+Every env is driven by the same loop, single process: ``agent_iter()``, ``last()`` (which
+builds the observation vector and the action mask), a uniformly random legal action from the
+mask, ``step()``. An agent step is a ``step()`` call with an action (the ``None`` steps of
+agents that are done are not counted). Episodes restart with ``reset()`` until the time is up.
+
+    .venv/bin/python benchmarks/aec_throughput.py --seconds 5
+
+Environments: ``spades_env.env()`` (the wrapped env users use), ``spades_env.raw_env``, and
+``pettingzoo.classic.texas_holdem_v4`` (needs ``rlcard``; skipped with a message if missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+try:
+    import spades_env
+except ModuleNotFoundError:  # run from a checkout without installing
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import spades_env
+
+
+def run_loop(make_env: Callable[[], Any], seconds: float, seed: int = 0) -> tuple[int, float, int]:
+    """Play random legal moves for about ``seconds``; returns (agent steps, elapsed, episodes)."""
+    env = make_env()
+    rnd = random.Random(seed)
+    flatnonzero = np.flatnonzero
+    steps = episodes = 0
+    episode_seed = seed
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        env.reset(seed=episode_seed)
+        episode_seed += 1
+        for _agent in env.agent_iter():
+            obs, _reward, termination, truncation, _info = env.last()
+            if termination or truncation:
+                action = None
+            else:
+                legal = flatnonzero(obs["action_mask"])
+                action = int(legal[rnd.randrange(len(legal))])
+                steps += 1
+            env.step(action)
+        episodes += 1
+        if time.perf_counter() >= deadline:
+            break
+    elapsed = time.perf_counter() - start
+    env.close()
+    return steps, elapsed, episodes
+
+
+def _texas() -> Callable[[], Any] | None:
+    try:
+        from pettingzoo.classic import texas_holdem_v4
+
+        texas_holdem_v4.env().reset(seed=0)  # fails here if rlcard is missing
+    except Exception as exc:  # ImportError / DependencyNotInstalled
+        print(f"texas_holdem_v4 skipped: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return None
+    return texas_holdem_v4.env
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="time per env (default 5)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--rules", default="tournament", help="spades rules preset or YAML (default tournament)"
+    )
+    args = parser.parse_args(argv)
+
+    envs: list[tuple[str, Callable[[], Any]]] = [
+        ("spades_env.env()", lambda: spades_env.env(rules=args.rules)),
+        ("spades_env.raw_env()", lambda: spades_env.raw_env(rules=args.rules)),
+    ]
+    texas = _texas()
+    if texas is not None:
+        envs.append(("texas_holdem_v4.env()", texas))
+
+    # warm up (numba compile / cache load, imports) outside the timed runs
+    for _, make in envs:
+        run_loop(make, 0.05, args.seed)
+
+    rates: dict[str, float] = {}
+    print(f"AEC agent steps/s, random legal play, single process, {args.seconds:g} s each")
+    print(f"{'env':<24}{'steps':>10}{'episodes':>10}{'seconds':>9}{'steps/s':>11}")
+    for name, make in envs:
+        steps, elapsed, episodes = run_loop(make, args.seconds, args.seed)
+        rates[name] = steps / elapsed
+        print(f"{name:<24}{steps:>10}{episodes:>10}{elapsed:>9.2f}{rates[name]:>11,.0f}")
+    if texas is not None:
+        t = rates["texas_holdem_v4.env()"]
+        print()
+        for name in ("spades_env.env()", "spades_env.raw_env()"):
+            print(f"ratio {name} / texas_holdem_v4.env(): {rates[name] / t:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
