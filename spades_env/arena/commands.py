@@ -1,0 +1,176 @@
+"""``spades eval`` and ``spades tournament``.
+
+spades eval heuristic greedy --games 200 --format game --seed 1 --workers 2 --out runs/eval
+spades eval heuristic+search:budget=0.1 heuristic --format hand --games 400
+spades tournament --teams random greedy heuristic --boards 4 --seed 1 --out runs/tour
+spades tournament --partners greedy heuristic --against heuristic --boards 4
+spades tournament --quick          # the short baseline tournament of the README
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from spades_env.arena import report
+from spades_env.arena.duplicate import run_duplicate, seatings
+from spades_env.arena.match import FORMATS, parse_team, team_label
+from spades_env.arena.stats import summarize
+from spades_env.arena.tournament import run_bracket, run_mixed_table, run_round_robin
+from spades_env.core.rules import load_rules
+
+# The README's short tournament of the baselines: single hands, duplicate, both cores.
+QUICK_TEAMS = ("random", "greedy", "heuristic", "search:budget=0.02")
+QUICK = {"boards": 24, "fmt": "hand", "bracket_boards": 12}
+
+
+def _default_workers() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def _rules(args: argparse.Namespace):
+    rules = load_rules(args.rules)
+    if args.max_hands is not None:
+        rules = rules.replace(max_hands=args.max_hands)
+    if args.target is not None:
+        rules = rules.replace(target_score=args.target)
+    return rules
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--format", dest="fmt", choices=FORMATS, default="game", help="unit of play (default game)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals and policies (default 0)")
+    p.add_argument("--workers", type=int, default=_default_workers(), help="processes (default: up to 2)")
+    p.add_argument("--out", type=Path, default=None, help="folder for the JSON report and PNG plot")
+    p.add_argument(
+        "--rules", default="tournament", help="rules preset name or YAML file (default tournament)"
+    )
+    p.add_argument("--max-hands", type=int, default=None, help="override the rules' hand cap per game")
+    p.add_argument("--target", type=int, default=None, help="override the rules' target score")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def register(subparsers: Any) -> None:
+    """Add ``eval`` and ``tournament`` to the ``spades`` command."""
+    p = subparsers.add_parser(
+        "eval",
+        help="duplicate match of team A against team B",
+        description="Team A against team B on duplicate deals (partnerships swapped; four runs per "
+        "deal when a team is a mixed pair). A team is a policy name ('heuristic', "
+        "'search:budget=0.1', a checkpoint path) or two joined by '+'.",
+    )
+    p.add_argument("team_a")
+    p.add_argument("team_b")
+    p.add_argument(
+        "--games",
+        type=int,
+        default=100,
+        help="units (hands, games or matches) to play, rounded up to whole duplicate boards (default 100)",
+    )
+    _common(p)
+    p.set_defaults(func=cmd_eval)
+
+    t = subparsers.add_parser(
+        "tournament",
+        help="bracket with byes, round-robin ratings, mixed-partner table",
+        description="A knockout bracket (byes drawn from the seed) and round-robin OpenSkill ratings of "
+        "--teams, and/or a mixed-partner table of --partners against --against.",
+    )
+    t.add_argument("--teams", nargs="+", default=None, help="teams (a name, or two names joined by '+')")
+    t.add_argument("--boards", type=int, default=4, help="duplicate boards per pairing (default 4)")
+    t.add_argument("--no-bracket", action="store_true", help="skip the knockout bracket")
+    t.add_argument("--no-round-robin", action="store_true", help="skip the round robin")
+    t.add_argument("--partners", nargs="+", default=None, help="policies for the mixed-partner table")
+    t.add_argument("--against", default="heuristic", help="opponent team of the mixed-partner table")
+    t.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"the short baseline tournament: teams {' '.join(QUICK_TEAMS)}, single hands, "
+        f"{QUICK['boards']} boards per pair",
+    )
+    _common(t)
+    t.set_defaults(func=cmd_tournament)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Run ``spades eval``."""
+    rules = _rules(args)
+    team_a, team_b = parse_team(args.team_a), parse_team(args.team_b)
+    runs = len(seatings(team_a, team_b))
+    boards = max(1, math.ceil(args.games / runs))
+    t0 = time.perf_counter()
+    results = run_duplicate(
+        team_a,
+        team_b,
+        boards,
+        seed=args.seed,
+        rules=rules,
+        fmt=args.fmt,
+        workers=args.workers,
+        progress=not args.no_progress and "eval",
+    )
+    s = summarize(results, args.fmt, (team_label(team_a), team_label(team_b)), seed=args.seed)
+    s.update(seed=args.seed, rules=rules.to_dict(), seconds=round(time.perf_counter() - t0, 2))
+    print(report.eval_table(s))
+    if args.out is not None:
+        j = report.write_json(args.out / "eval.json", s)
+        png = report.plot_matchups([s], args.out / "eval.png", title=f"{s['team_a']} vs {s['team_b']}")
+        print(f"wrote {j}" + (f" and {png}" if png else " (no matplotlib: no plot)"))
+    return 0
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    """Run ``spades tournament``."""
+    rules = _rules(args)
+    teams = args.teams
+    boards = args.boards
+    fmt = args.fmt
+    bracket_boards = boards
+    if args.quick:
+        teams = teams or list(QUICK_TEAMS)
+        boards, fmt, bracket_boards = QUICK["boards"], QUICK["fmt"], QUICK["bracket_boards"]
+    if not teams and not args.partners:
+        raise SystemExit("spades tournament: give --teams, --partners or --quick")
+    progress = not args.no_progress
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {"seed": args.seed, "rules": rules.to_dict()}
+    rr = None
+    if teams and len(teams) >= 2:
+        common = dict(seed=args.seed, rules=rules, fmt=fmt, workers=args.workers, progress=progress)
+        if not args.no_round_robin:
+            rr = run_round_robin(teams, boards, **common)
+            out["round_robin"] = rr
+            print(report.round_robin_table(rr))
+        if not args.no_bracket:
+            br = run_bracket(teams, bracket_boards, **common)
+            out["bracket"] = br
+            print(report.bracket_table(br))
+    mx = None
+    if args.partners:
+        mx = run_mixed_table(
+            args.partners,
+            args.against,
+            boards,
+            seed=args.seed,
+            rules=rules,
+            fmt=fmt,
+            workers=args.workers,
+            progress=progress,
+        )
+        out["mixed_partners"] = mx
+        print(report.mixed_table(mx))
+    out["seconds"] = round(time.perf_counter() - t0, 2)
+    print(f"({out['seconds']} s)")
+    if args.out is not None:
+        j = report.write_json(args.out / "tournament.json", out)
+        png = None
+        if rr is not None or mx is not None:
+            png = report.plot_tournament(rr, args.out / "tournament.png", mixed=mx)
+        print(f"wrote {j}" + (f" and {png}" if png else ""))
+    return 0
