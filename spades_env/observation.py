@@ -155,6 +155,7 @@ def encode_observation(state, params, seat, out):
 def encode_state(state, params, out):
     """Write the full state (``STATE_VEC_SIZE`` float32) for centralized critics into ``out``."""
     encode_observation(state, params, 0, out[:OBS_SIZE])
+    out[OBS_SIZE:] = 0.0
     _bits(out, O_HAND, state[L.HANDS])  # seat 0's hand even while hidden from it
     for s in range(4):
         _bits(out, OBS_SIZE + 52 * s, state[L.HANDS + s])
