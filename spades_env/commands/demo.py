@@ -56,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
         f"Spades demo: {players} random players, rules '{rules.name}', seed {args.seed}, "
         f"{cap}, games to {rules.target_score}, best of {rules.match_games}"
     )
-    if game.num_seats == 4:
+    if args.no_deal:
+        print()
+    elif game.num_seats == 4:
         print("(hands as dealt, before any Blind Nil exchange)\n")
     else:
         print("(each hand's stock, top first, from which the players draw their 13 cards)\n")
