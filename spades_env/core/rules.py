@@ -193,5 +193,6 @@ def load_rules(spec: str | Path | dict[str, Any] | RulesConfig | None = None) ->
     except yaml.YAMLError as exc:
         raise RulesError(f"{path}: not valid YAML: {exc}") from None
     data = data or {}
-    data.setdefault("name", path.stem)
+    if isinstance(data, dict):
+        data.setdefault("name", path.stem)
     return rules_from_dict(data, where=str(path))
