@@ -37,7 +37,7 @@ import numpy as np
 
 from spades_env.core import layout as L
 from spades_env.core.engine import blind_eligible
-from spades_env.core.jit import jit
+from spades_env.core.jit import ctz, jit
 
 OBS_VERSION = 1
 
@@ -96,12 +96,8 @@ O_DISCARDED = SLICES["discarded"].start
 @jit
 def _bits(out, offset, mask):
     while mask != 0:
-        low = mask & -mask
-        c = 0
-        while (low >> c) != 1:
-            c += 1
-        out[offset + c] = 1.0
-        mask ^= low
+        out[offset + ctz(mask)] = 1.0
+        mask &= mask - 1
 
 
 @jit

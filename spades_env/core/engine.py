@@ -20,7 +20,7 @@ from spades_env.core.actions import (
     BID_BASE,
     NUM_ACTIONS,
 )
-from spades_env.core.jit import jit
+from spades_env.core.jit import ctz, jit
 from spades_env.core.rng import below, shuffle_into
 from spades_env.core.scoring import score_team
 
@@ -125,12 +125,8 @@ def legal_mask(state, params, out):
     if phase == L.PH_PLAY or phase == L.PH_EXCHANGE:
         m = legal_cards(state, params)
         while m != 0:
-            low = m & -m
-            c = 0
-            while (low >> c) != 1:
-                c += 1
-            out[c] = 1
-            m ^= low
+            out[ctz(m)] = 1
+            m &= m - 1
     elif phase == L.PH_BID:
         for a in range(BID_BASE, BID_BASE + 14):
             out[a] = 1
