@@ -1,0 +1,490 @@
+"""B games of Spades in lockstep for training: the same compiled rules core as the AEC env.
+
+:class:`VectorSpades` keeps ``num_envs`` games as one ``int64`` array ``[B, STATE_SIZE]`` and
+steps them all with one compiled loop (numba, ``parallel=True``: ``numba.set_num_threads``
+sets the threads). Every rule comes from :mod:`spades_env.core.engine`, the episode and
+reward knobs from :func:`spades_env.episode.settle` and the observation from
+:func:`spades_env.observation.encode_observation`, so a game of the batch is exactly a game of
+the AEC env. ``step`` returns preallocated buffers (overwritten by the next call; copy what you
+keep):
+
+==============  ==================  ===================================================
+field           shape, dtype        meaning
+==============  ==================  ===================================================
+``obs``         [B, 771] float32    observation of the seat to act (as ``observe``)
+``mask``        [B, 70] int8        its legal actions
+``seat``        [B] int64           the seat to act
+``reward``      [B, 4] float64      each seat's reward for this step (``settle``)
+``terminated``  [B] bool            the episode of game ``i`` ended this step
+``truncated``   [B] bool            ... cut short by the rules' ``max_hands``
+``illegal``     [B] bool            ``illegal="penalty"`` only: game ``i`` was ended by an
+                                    illegal action
+==============  ==================  ===================================================
+
+Seeding (documented so that any game of the batch can be replayed alone):
+
+* ``reset(seed)`` gives slot ``i`` the game ``SpadesGame(rules, seed=game_seeds[i])`` with
+  ``game_seeds = reset_game_seeds(seed, B)``, i.e.
+  ``np.random.SeedSequence(seed).generate_state(B, np.uint64) >> 1``; ``reset`` also takes a
+  sequence of ``B`` integer seeds (one per game) instead.
+* A finished episode resets its slot at once (the returned observation is the new game's):
+  the new game is ``SpadesGame(rules, seed=next_game_seed(final_state))``, the finished
+  game's 48-bit deal-generator state used as the seed. ``final_states[i]`` holds the state
+  row of the finished game (valid where ``terminated | truncated``) and ``game_seeds[i]``
+  the seed of the game now in slot ``i``.
+
+Bad input: ``actions`` must be an integer array of shape ``[B]``. With ``illegal="raise"``
+(the default) every game is checked before any is changed, and an illegal action raises
+:class:`~spades_env.core.IllegalActionError` naming the game index, the action and the legal
+actions. With ``illegal="penalty"`` an illegal action ends that game only: its acting seat
+gets ``illegal_reward`` (the others 0), ``terminated`` and ``illegal`` are set and the slot
+resets, as PettingZoo's ``TerminateIllegalWrapper`` does for one game.
+
+``play_random(n)`` plays ``n`` uniformly random legal decisions in every game entirely inside
+the compiled core (each game draws from its own generator, seeded by ``reset``), resetting
+finished episodes, for simulation and throughput measurement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from spades_env.core import layout as L
+from spades_env.core.actions import NUM_ACTIONS, action_to_str
+from spades_env.core.engine import apply_action, init_state, is_legal, legal_cards, legal_mask
+from spades_env.core.game import IllegalActionError
+from spades_env.core.jit import jit
+from spades_env.core.rng import below
+from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.episode import RUNNING, TERMINATED, TRUNCATED, episode_code, reward_code, settle
+from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE, encode_observation, encode_state
+
+pjit = njit(cache=True, nogil=True, parallel=True)
+
+ILLEGAL_MODES = ("raise", "penalty")
+_M32 = 0xFFFFFFFF
+_MASK48 = (1 << 48) - 1
+
+
+# ---- seeds ---------------------------------------------------------------------------------
+@jit
+def _hashmix(value, h):
+    value = (value ^ h) & _M32
+    h = (h * 0x931E8875) & _M32
+    value = (value * h) & _M32
+    return value ^ (value >> 16), h
+
+
+@jit
+def _mix(x, y):
+    r = (0xCA01F9DD * x - 0x4973F715 * y) & _M32
+    return r ^ (r >> 16)
+
+
+@jit
+def rng_from_seed(seed):
+    """``seed_to_rng(seed)`` compiled, for ``0 <= seed < 2**63``: numpy's ``SeedSequence``
+    (pool of 4 words) and the low 48 bits of its first ``uint64`` word."""
+    pool = np.empty(4, dtype=np.int64)
+    h = 0x43B0D7E5
+    e0 = seed & _M32
+    e1 = (seed >> 32) & _M32
+    for i in range(4):
+        v = 0
+        if i == 0:
+            v = e0
+        elif i == 1 and e1 != 0:
+            v = e1
+        pool[i], h = _hashmix(v, h)
+    for s in range(4):
+        for d in range(4):
+            if s != d:
+                m, h = _hashmix(pool[s], h)
+                pool[d] = _mix(pool[d], m)
+    hb = 0x8B51F9DD
+    words = np.empty(2, dtype=np.int64)
+    for i in range(2):
+        v = pool[i] ^ hb
+        hb = (hb * 0x58F38DED) & _M32
+        v = (v * hb) & _M32
+        words[i] = v ^ (v >> 16)
+    return words[0] | ((words[1] & 0xFFFF) << 32)
+
+
+@jit
+def _next_seed(state):
+    return state[L.RNG]
+
+
+def next_game_seed(final_state: np.ndarray) -> int:
+    """Seed of the game that follows a finished one in its slot (its generator state)."""
+    return int(final_state[L.RNG])
+
+
+def reset_game_seeds(seed: int | None, num_envs: int) -> np.ndarray:
+    """Per-game seeds ``reset(seed)`` gives slots ``0..num_envs-1`` (63-bit integers)."""
+    return (np.random.SeedSequence(seed).generate_state(num_envs, dtype=np.uint64) >> np.uint64(1)).astype(
+        np.int64
+    )
+
+
+def _play_seeds(seed: int | None, num_envs: int) -> np.ndarray:
+    ss = np.random.SeedSequence(seed, spawn_key=(1,))
+    return (ss.generate_state(num_envs, dtype=np.uint64) & np.uint64(_MASK48)).astype(np.int64)
+
+
+# ---- kernels -------------------------------------------------------------------------------
+@jit
+def _observe(row, params, i, obs, masks, seats, write_obs):
+    seat = row[L.TURN]
+    seats[i] = seat
+    if write_obs:
+        encode_observation(row, params, seat, obs[i])
+    legal_mask(row, params, masks[i])
+
+
+@pjit
+def _reset_kernel(states, params, seeds, obs, masks, seats, write_obs):
+    for i in prange(states.shape[0]):
+        init_state(states[i], params, rng_from_seed(seeds[i]), -1)
+        _observe(states[i], params, i, obs, masks, seats, write_obs)
+
+
+@jit
+def _first_illegal(states, params, actions, active, use_active):
+    for i in range(states.shape[0]):
+        if use_active and not active[i]:
+            continue
+        if not is_legal(states[i], params, actions[i]):
+            return i
+    return -1
+
+
+@pjit
+def _step_kernel(
+    states,
+    params,
+    actions,
+    active,
+    use_active,
+    episode,
+    reward,
+    scale,
+    illegal_reward,
+    obs,
+    masks,
+    seats,
+    rewards,
+    terminated,
+    truncated,
+    illegal,
+    final_states,
+    game_seeds,
+    write_obs,
+):
+    for i in prange(states.shape[0]):
+        if use_active and not active[i]:
+            for s in range(4):
+                rewards[i, s] = 0.0
+            terminated[i] = False
+            truncated[i] = False
+            illegal[i] = False
+            continue
+        row = states[i]
+        seat = row[L.TURN]
+        if apply_action(row, params, actions[i]) == 0:
+            st = settle(row, params, episode, reward, scale, rewards[i])
+            illegal[i] = False
+        else:  # penalty mode (raise mode checked every game before this kernel)
+            for s in range(4):
+                rewards[i, s] = 0.0
+            rewards[i, seat] = illegal_reward
+            st = TERMINATED
+            illegal[i] = True
+        terminated[i] = st == TERMINATED
+        truncated[i] = st == TRUNCATED
+        if st != RUNNING:
+            final_states[i, :] = row
+            seed = _next_seed(row)
+            game_seeds[i] = seed
+            init_state(row, params, rng_from_seed(seed), -1)
+        _observe(row, params, i, obs, masks, seats, write_obs)
+
+
+@jit
+def _ctz(x):
+    """Index of the lowest set bit of ``x`` (``x != 0``)."""
+    n = 0
+    if (x & 0xFFFFFFFF) == 0:
+        n += 32
+        x >>= 32
+    if (x & 0xFFFF) == 0:
+        n += 16
+        x >>= 16
+    if (x & 0xFF) == 0:
+        n += 8
+        x >>= 8
+    if (x & 0xF) == 0:
+        n += 4
+        x >>= 4
+    if (x & 0x3) == 0:
+        n += 2
+        x >>= 2
+    if (x & 0x1) == 0:
+        n += 1
+    return n
+
+
+@jit
+def _random_legal(row, params, rng, mbuf):
+    """A uniformly random legal action of the seat to act, drawn from ``rng[0]``."""
+    phase = row[L.PHASE]
+    if phase == L.PH_PLAY or phase == L.PH_EXCHANGE:
+        m = legal_cards(row, params)
+        cnt = 0
+        x = m
+        while x != 0:
+            x &= x - 1
+            cnt += 1
+        for _ in range(below(rng, 0, cnt)):
+            m &= m - 1
+        return _ctz(m)
+    legal_mask(row, params, mbuf)
+    cnt = 0
+    for a in range(NUM_ACTIONS):
+        cnt += mbuf[a]
+    k = below(rng, 0, cnt)
+    for a in range(NUM_ACTIONS):
+        if mbuf[a] != 0:
+            if k == 0:
+                return a
+            k -= 1
+    return -1
+
+
+@pjit
+def _play_random_kernel(states, params, play_rng, n, episode, reward, scale, game_seeds, episodes):
+    for i in prange(states.shape[0]):
+        row = states[i]
+        rng = np.empty(1, dtype=np.int64)
+        rng[0] = play_rng[i]
+        mbuf = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        rw = np.zeros(4, dtype=np.float64)
+        done = 0
+        for _ in range(n):
+            apply_action(row, params, _random_legal(row, params, rng, mbuf))
+            if settle(row, params, episode, reward, scale, rw) != RUNNING:
+                done += 1
+                seed = _next_seed(row)
+                game_seeds[i] = seed
+                init_state(row, params, rng_from_seed(seed), -1)
+        play_rng[i] = rng[0]
+        episodes[i] += done
+
+
+@pjit
+def _observe_kernel(states, params, obs, masks, seats, write_obs):
+    for i in prange(states.shape[0]):
+        _observe(states[i], params, i, obs, masks, seats, write_obs)
+
+
+@pjit
+def _state_kernel(states, params, out):
+    for i in prange(states.shape[0]):
+        encode_state(states[i], params, out[i])
+
+
+# ---- the engine ----------------------------------------------------------------------------
+class VectorStep(NamedTuple):
+    """What ``reset`` and ``step`` return: views of the engine's buffers (see module doc)."""
+
+    obs: np.ndarray
+    mask: np.ndarray
+    seat: np.ndarray
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    illegal: np.ndarray
+
+
+class VectorSpades:
+    """``num_envs`` games of Spades stepped together (see the module docstring)."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: RulesConfig | str | dict | None = None,
+        episode: str = "game",
+        reward: str = "score",
+        reward_scale: float = 0.01,
+        seed: int | Sequence[int] | None = None,
+        illegal: str = "raise",
+        illegal_reward: float = -1.0,
+        observations: bool = True,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if illegal not in ILLEGAL_MODES:
+            raise ValueError(f"illegal must be one of {ILLEGAL_MODES}, got {illegal!r}")
+        self.num_envs = B = int(num_envs)
+        self.rules = load_rules(rules)
+        self.params = self.rules.to_params()
+        self.num_seats = self.rules.num_players
+        self.episode, self.reward_kind, self.reward_scale = episode, reward, float(reward_scale)
+        self._episode, self._reward = episode_code(episode), reward_code(reward)
+        self.illegal_mode, self.illegal_reward = illegal, float(illegal_reward)
+        self.observations = bool(observations)
+        """Whether ``step`` writes observations (masks and seats are always written)."""
+        self.states = np.zeros((B, L.STATE_SIZE), dtype=np.int64)
+        """The games' state rows (read them; change them only through the engine)."""
+        self.final_states = np.zeros((B, L.STATE_SIZE), dtype=np.int64)
+        """State row of the last finished game of each slot."""
+        self.game_seeds = np.zeros(B, dtype=np.int64)
+        """Seed of the game now in each slot: it is ``SpadesGame(rules, seed=game_seeds[i])``."""
+        self.episodes_done = np.zeros(B, dtype=np.int64)
+        """Episodes finished by ``play_random`` in each slot."""
+        self.play_rng = np.zeros(B, dtype=np.int64)
+        self._obs = np.zeros((B, OBS_SIZE), dtype=np.float32)
+        self._mask = np.zeros((B, NUM_ACTIONS), dtype=np.int8)
+        self._seat = np.zeros(B, dtype=np.int64)
+        self._rew = np.zeros((B, 4), dtype=np.float64)
+        self._term = np.zeros(B, dtype=np.bool_)
+        self._trunc = np.zeros(B, dtype=np.bool_)
+        self._illegal = np.zeros(B, dtype=np.bool_)
+        self._no_active = np.zeros(1, dtype=np.bool_)
+        self.reset(seed)
+
+    # ---- public API ------------------------------------------------------------------------
+    def reset(self, seed: int | Sequence[int] | None = None) -> VectorStep:
+        """Start a new game in every slot (see the module doc for the seeds)."""
+        B = self.num_envs
+        if seed is None or isinstance(seed, (int, np.integer)):
+            seeds = reset_game_seeds(None if seed is None else int(seed), B)
+            play = _play_seeds(None if seed is None else int(seed), B)
+        else:
+            seeds = np.asarray(seed)
+            if seeds.shape != (B,) or seeds.dtype.kind not in "iu":
+                raise ValueError(
+                    f"reset(seed=...) takes an int or {B} integer seeds, got shape {seeds.shape}"
+                )
+            if (seeds < 0).any() or (seeds.astype(np.uint64) >= np.uint64(2**63)).any():
+                raise ValueError("per-game seeds must be in 0 .. 2**63 - 1")
+            seeds = seeds.astype(np.int64)
+            play = (seeds * 0x9E3779B1 + 12345) & _MASK48
+        self.game_seeds[:] = seeds
+        self.play_rng[:] = play
+        self.episodes_done[:] = 0
+        self._rew[:] = 0.0
+        self._term[:] = False
+        self._trunc[:] = False
+        self._illegal[:] = False
+        _reset_kernel(self.states, self.params, self.game_seeds, self._obs, self._mask, self._seat, True)
+        return self._result()
+
+    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> VectorStep:
+        """Apply ``actions[i]`` for the seat to act in game ``i`` (only where ``active[i]``,
+        when given; the other games stay as they are, with zero reward and no flags)."""
+        acts = self._check_actions(actions)
+        use_active = active is not None
+        if use_active:
+            act_mask = np.asarray(active)
+            if act_mask.shape != (self.num_envs,) or act_mask.dtype != np.bool_:
+                raise ValueError(
+                    f"active must be a bool array of shape ({self.num_envs},), got {act_mask.dtype} {act_mask.shape}"
+                )
+        else:
+            act_mask = self._no_active
+        if self.illegal_mode == "raise":
+            bad = _first_illegal(self.states, self.params, acts, act_mask, use_active)
+            if bad >= 0:
+                self._raise_illegal(bad, int(acts[bad]))
+        _step_kernel(
+            self.states,
+            self.params,
+            acts,
+            act_mask,
+            use_active,
+            self._episode,
+            self._reward,
+            self.reward_scale,
+            self.illegal_reward,
+            self._obs,
+            self._mask,
+            self._seat,
+            self._rew,
+            self._term,
+            self._trunc,
+            self._illegal,
+            self.final_states,
+            self.game_seeds,
+            self.observations,
+        )
+        return self._result()
+
+    def play_random(self, decisions_per_game: int) -> int:
+        """Play ``decisions_per_game`` random legal decisions in every game inside the core
+        (finished episodes reset); refresh the observations; return episodes finished."""
+        before = int(self.episodes_done.sum())
+        _play_random_kernel(
+            self.states,
+            self.params,
+            self.play_rng,
+            int(decisions_per_game),
+            self._episode,
+            self._reward,
+            self.reward_scale,
+            self.game_seeds,
+            self.episodes_done,
+        )
+        _observe_kernel(self.states, self.params, self._obs, self._mask, self._seat, self.observations)
+        return int(self.episodes_done.sum()) - before
+
+    def state_vectors(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Full state of every game for centralized critics, ``[B, 1187]`` float32
+        (``encode_state``: every hand; never for acting)."""
+        if out is None:
+            out = np.empty((self.num_envs, STATE_VEC_SIZE), dtype=np.float32)
+        elif out.shape != (self.num_envs, STATE_VEC_SIZE) or out.dtype != np.float32:
+            raise ValueError(f"out must be float32 of shape ({self.num_envs}, {STATE_VEC_SIZE})")
+        _state_kernel(self.states, self.params, out)
+        return out
+
+    def observe_seat(self, game: int, seat: int, state: np.ndarray | None = None) -> np.ndarray:
+        """Observation of any ``seat`` of game ``game`` (or of a given state row)."""
+        out = np.empty(OBS_SIZE, dtype=np.float32)
+        row = self.states[game] if state is None else state
+        encode_observation(row, self.params, int(seat), out)
+        return out
+
+    # ---- helpers ---------------------------------------------------------------------------
+    def _result(self) -> VectorStep:
+        return VectorStep(
+            self._obs, self._mask, self._seat, self._rew, self._term, self._trunc, self._illegal
+        )
+
+    def _check_actions(self, actions: np.ndarray) -> np.ndarray:
+        a = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"actions must be an integer array, got dtype {a.dtype}")
+        if a.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got {a.shape}")
+        if a.dtype != np.int64:
+            if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+                raise ValueError("actions out of range")
+            a = a.astype(np.int64)
+        return a
+
+    def _raise_illegal(self, game: int, action: int) -> None:
+        row = self.states[game]
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        legal_mask(row, self.params, mask)
+        legal = [int(x) for x in np.flatnonzero(mask)]
+        name = action_to_str(action) if 0 <= action < NUM_ACTIONS else "out of range 0..69"
+        raise IllegalActionError(
+            f"game {game}: action {action} ({name}) is illegal for seat {int(row[L.TURN])} in phase "
+            f"'{L.PHASE_NAMES[int(row[L.PHASE])]}'; legal: {legal}; no game was changed"
+        )
