@@ -125,14 +125,19 @@ def play_random(
     rng: random.Random,
     *,
     on_step: Callable[[SpadesGame, int], None] | None = None,
+    on_hand_end: Callable[[SpadesGame], None] | None = None,
     max_steps: int = 200_000,
 ) -> int:
     """Play ``game`` to the end of its match with uniformly random legal actions, dealing
-    each next hand; ``on_step(game, action)`` is called before each action. Returns the
-    number of actions applied."""
+    each next hand; ``on_step(game, action)`` is called before each action and
+    ``on_hand_end(game)`` after each scored hand. Returns the number of actions applied."""
     steps = 0
-    while not game.is_over:
+    while True:
         if game.current_player < 0:
+            if on_hand_end is not None:
+                on_hand_end(game)
+            if game.is_over:
+                break
             game.next_hand()
             continue
         legal = game.legal_actions()
