@@ -374,3 +374,26 @@ def test_format_record_text() -> None:
     assert "N  bid Nil        won  0   S: -  H: -  D: -  C: A K Q J T 9 8 7 6 5 4 3 2" in text
     assert "NS: bid 4 + Nil, won  0  ->    +60 points,  score    60, bags 0" in text
     assert "EW: bid 16, won 13  ->   -160 points,  score  -160, bags 0" in text
+
+
+@pytest.mark.parametrize("episode", ["hand", "game", "match"])
+def test_aec_env_games_export_and_replay(episode: str) -> None:
+    import spades_env
+
+    rules = load_rules("tournament").replace(max_hands=4, target_score=60)
+    env = spades_env.raw_env(rules=rules, episode=episode)
+    rng = np.random.default_rng(1)
+    for seed in range(12):
+        preset = {"scores": [50, 20], "bags": [3, 9]} if seed % 2 else None
+        env.reset(seed=seed, options=preset)
+        for _agent in env.agent_iter():
+            obs, _r, term, trunc, _info = env.last()
+            env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        rec = record_from_game(env.game)
+        if preset:
+            assert rec["start_scores"] == [50, 20] and rec["start_bags"] == [3, 9]
+        result = replay_record(rec)
+        assert result.final["scores"] == list(env.game.scores)
+        assert result.final["phase"] == env.game.phase
+        if episode == "hand":
+            assert len(rec["hands"]) == 1
