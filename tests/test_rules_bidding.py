@@ -246,3 +246,16 @@ def test_blind_nil_made_in_play_scores_200():
     # NS: Blind Nil made +200, S bid 5 won 13: 50 + 8 bags -> 258. EW bid 6 won 0: -60
     assert game.hand_result()["points"] == [258, -60]
     assert game.bags == (8, 0)
+
+
+def test_one_team_both_blind_other_team_one_blind_one_exchange():
+    game = new_game()
+    bid_hand(game, ["blind", "blind", "blind", 3])
+    assert game.phase == "exchange"
+    givers = []
+    while game.phase == "exchange":
+        givers.append(game.current_player)
+        game.apply(min(game.legal_actions()))
+    # NS both blind: no exchange; W passes to E, then E passes back
+    assert givers == [3, 3, 3, 1, 1, 1]
+    assert obs_cards(game, 0, "received") == set() and obs_cards(game, 2, "passed") == set()
