@@ -66,8 +66,8 @@ def observation_bounds(rules: RulesConfig) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _forward(name: str) -> property:
-    def get(self: wrappers.BaseWrapper) -> Any:
-        return getattr(self.env, name)
+    def get(self: _FastForward) -> Any:
+        return getattr(self._target, name)
 
     get.__name__ = name
     return property(get, doc=f"``{name}`` of the wrapped env (forwarded without ``__getattr__``).")
@@ -77,9 +77,14 @@ class _FastForward:
     """Forwards the AEC attributes read on every step as properties.
 
     PettingZoo's ``BaseWrapper.__getattr__`` resolves them through every wrapper layer, which
-    costs more than the game itself; a property on the class skips that. Behaviour is the same:
-    each property returns the wrapped env's current value.
+    costs more than the game itself. Here a property reads them straight from the innermost env
+    that is not one of these wrappers (none of the three standard wrappers overrides them), so
+    each returns exactly what the plain wrapper stack would.
     """
+
+    def __init__(self, env: AECEnv, *args: Any, **kwargs: Any) -> None:
+        super().__init__(env, *args, **kwargs)
+        self._target = env._target if isinstance(env, _FastForward) else env
 
     agents = _forward("agents")
     agent_selection = _forward("agent_selection")
@@ -108,10 +113,10 @@ class OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):
     """
 
     def _guarded(name: str) -> property:  # noqa: N805 (class-body helper)
-        def get(self: wrappers.OrderEnforcingWrapper) -> Any:
+        def get(self: OrderEnforcingWrapper) -> Any:
             if not self._has_reset:
                 raise AttributeError(name)
-            return getattr(self.env, name)
+            return getattr(self._target, name)
 
         get.__name__ = name
         return property(get)
@@ -126,11 +131,13 @@ class OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):
 
 
 class _Discrete(spaces.Discrete):
-    """``Discrete`` whose ``contains`` answers a plain ``int`` without NumPy (same answers)."""
+    """``Discrete`` whose ``contains`` answers a Python or NumPy ``int64`` scalar without the
+    generic checks (same answers as ``Discrete.contains``)."""
 
     def contains(self, x: Any) -> bool:
-        if type(x) is int:
-            return self.start <= x < self.start + self.n
+        t = type(x)
+        if t is int or t is np.int64:
+            return bool(self.start <= x < self.start + self.n)
         return super().contains(x)
 
 
@@ -190,7 +197,7 @@ class raw_env(AECEnv):
             }
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces = {a: _Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self.state_space = spaces.Box(-np.inf, np.inf, (STATE_VEC_SIZE,), dtype=np.float32)
         self.game: SpadesGame | None = None
         self.agents: list[str] = []
