@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 import pytest
 
-from spades_env.core import layout as L
 from spades_env.core.actions import (
     ACTION_BLIND_NIL,
     ACTION_DISCARD,
@@ -169,6 +168,3 @@ def state_field(game: SpadesGame, offset: int, n: int = 1) -> list[int]:
 def fast_rules():
     """Tournament rules with a 3-hand cap, so random games end quickly."""
     return load_rules({"max_hands": 3})
-
-
-__all__ = ["L"]
