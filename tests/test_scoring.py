@@ -146,6 +146,27 @@ def test_openspiel_preset_counts_failed_nil_toward_contract():
     assert score_hand([0, 4, 5, 3], [2, 4, 3, 4], (0, 0), "tournament").points == (-148, 71)
 
 
+# OpenSpiel's own scoring checks (open_spiel/games/spades/spades_test.cc, ScoringTests). Its
+# Score() takes the teams' current scores and counts their last digit as bags (99 -> 9 bags).
+OPENSPIEL_CASES = [
+    ([4, 5, 5, 0], [5, 3, 5, 0], (0, 0), 0, 91),
+    ([13, 5, 0, 1], [4, 6, 1, 2], (0, 0), 0, -230),
+    ([3, 3, 3, 2], [4, 2, 5, 2], (9, 0), 0, -37),
+    ([2, 3, 3, 3], [2, 4, 2, 5], (0, 9), 1, -37),
+]
+
+
+@pytest.mark.parametrize(("bids", "tricks", "bags", "team", "points"), OPENSPIEL_CASES)
+def test_openspiel_scoring_cases(bids, tricks, bags, team, points):
+    assert score_hand(bids, tricks, bags, "openspiel").points[team] == points
+
+
+def test_openspiel_case_differs_under_tournament_rules():
+    """OpenSpiel's second case with a failed Nil: under the tournament rules the Nil bidder's
+    trick is a bag and does not help the contract (13 bid, 4 won: -130 - 100 + 1)."""
+    assert score_hand([13, 5, 0, 1], [4, 6, 1, 2], (0, 0), "tournament").points[0] == -229
+
+
 @pytest.mark.parametrize(
     ("bids", "tricks", "bags", "points", "bags_after"),
     [
