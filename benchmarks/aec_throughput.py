@@ -7,7 +7,8 @@ agents that are done are not counted in ``steps/s``; ``steps/s incl. done`` coun
 ``step()`` call, which favours envs with short episodes). Episodes restart with ``reset()`` until the time is up
 (the last episode is finished, so a run can last a little longer). Each env is timed
 ``--repeat`` times and the fastest run is reported, which filters out noise from other
-processes on a shared machine.
+processes on a shared machine; ``steps/CPU-s`` divides by the CPU time of the process
+instead of the wall time, which is what a run gets on an idle machine.
 
     .venv/bin/python benchmarks/aec_throughput.py --seconds 5 --repeat 3
     spades bench aec_throughput --seconds 5
@@ -35,14 +36,18 @@ except ModuleNotFoundError:  # run from a checkout without installing
     import spades_env
 
 
-def run_loop(make_env: Callable[[], Any], seconds: float, seed: int = 0) -> tuple[int, float, int, int]:
+def run_loop(
+    make_env: Callable[[], Any], seconds: float, seed: int = 0
+) -> tuple[int, float, int, int, float]:
     """Play random legal moves for about ``seconds``; returns (agent steps, elapsed seconds,
-    episodes, all ``step()`` calls including the ``None`` steps of agents that are done)."""
+    episodes, all ``step()`` calls including the ``None`` steps of agents that are done,
+    CPU seconds of this process)."""
     env = make_env()
     rnd = random.Random(seed)
     flatnonzero = np.flatnonzero
     steps = episodes = calls = 0
     episode_seed = seed
+    cpu_start = time.process_time()
     start = time.perf_counter()
     deadline = start + seconds
     while True:
@@ -62,8 +67,9 @@ def run_loop(make_env: Callable[[], Any], seconds: float, seed: int = 0) -> tupl
         if time.perf_counter() >= deadline:
             break
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     env.close()
-    return steps, elapsed, episodes, calls
+    return steps, elapsed, episodes, calls, cpu
 
 
 def _texas() -> Callable[[], Any] | None:
@@ -107,14 +113,16 @@ def main(argv: list[str] | None = None) -> int:
         f"AEC agent steps/s, random legal play, single process, "
         f"best of {args.repeat} x {args.seconds:g} s per env"
     )
-    print(f"{'env':<24}{'steps':>10}{'episodes':>10}{'seconds':>9}{'steps/s':>11}{'steps/s incl. done':>20}")
+    print(
+        f"{'env':<24}{'steps':>10}{'episodes':>10}{'seconds':>9}{'steps/s':>11}{'steps/s incl. done':>20}{'steps/CPU-s':>13}"
+    )
     for name, make in envs:
         runs = [run_loop(make, args.seconds, args.seed) for _ in range(max(1, args.repeat))]
-        steps, elapsed, episodes, calls = max(runs, key=lambda r: r[0] / r[1])
+        steps, elapsed, episodes, calls, cpu = max(runs, key=lambda r: r[0] / r[1])
         rates[name] = steps / elapsed
         print(
             f"{name:<24}{steps:>10}{episodes:>10}{elapsed:>9.2f}{rates[name]:>11,.0f}"
-            f"{calls / elapsed:>20,.0f}"
+            f"{calls / elapsed:>20,.0f}{steps / cpu:>13,.0f}"
         )
     if texas is not None:
         t = rates["texas_holdem_v4.env()"]
