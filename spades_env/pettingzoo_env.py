@@ -86,6 +86,12 @@ class _FastForward:
         super().__init__(env, *args, **kwargs)
         self._target = env._target if isinstance(env, _FastForward) else env
 
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._target.action_space(agent)
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._target.observation_space(agent)
+
     agents = _forward("agents")
     agent_selection = _forward("agent_selection")
     rewards = _forward("rewards")
