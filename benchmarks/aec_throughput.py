@@ -2,19 +2,20 @@
 
 Every env is driven by the same loop, single process: ``agent_iter()``, ``last()`` (which
 builds the observation vector and the action mask), a uniformly random legal action from the
-mask, ``step()``. An agent step is a ``step()`` call with an action (the ``None`` steps of
-agents that are done are not counted in ``steps/s``; ``steps/s incl. done`` counts every
-``step()`` call, which favours envs with short episodes). Episodes restart with ``reset()`` until the time is up
-(the last episode is finished, so a run can last a little longer). Each env is timed
+mask, ``step()``. An agent step is a ``step()`` call with an action; ``steps/s`` does not count
+the ``None`` steps of agents that are done, ``steps/s incl. done`` counts every ``step()`` call
+(which favours envs with short episodes). Episodes restart with ``reset()`` until the time is
+up (the last episode is finished, so a run can last a little longer). Each env is timed
 ``--repeat`` times and the fastest run is reported, which filters out noise from other
-processes on a shared machine; ``steps/CPU-s`` divides by the CPU time of the process
-instead of the wall time, which is what a run gets on an idle machine.
+processes on a shared machine; ``steps/CPU-s`` divides by the CPU time of the process instead
+of the wall time, which is about what a run gets on an idle machine.
 
     .venv/bin/python benchmarks/aec_throughput.py --seconds 5 --repeat 3
     spades bench aec_throughput --seconds 5
 
 Environments: ``spades_env.env()`` (the wrapped env users use), ``spades_env.raw_env``, and
-``pettingzoo.classic.texas_holdem_v4`` (needs ``rlcard``; skipped with a message if missing).
+``pettingzoo.classic.texas_holdem_v4`` (needs ``rlcard`` and ``pygame``; skipped with a
+message if either is missing).
 """
 
 from __future__ import annotations
