@@ -2,7 +2,11 @@
 
 ``spades_env.env(**kwargs)`` is :class:`raw_env` inside PettingZoo's standard wrappers (an
 illegal move ends the game with ``illegal_reward`` for that agent); ``raw_env`` raises
-:class:`~spades_env.core.IllegalActionError` instead.
+:class:`~spades_env.core.IllegalActionError` instead, and also when stepped after the episode
+has ended. The wrappers are PettingZoo's ``TerminateIllegalWrapper``,
+``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``, subclassed only to read the
+per-step attributes (``agent_selection``, ``terminations``, ...) without PettingZoo's
+``__getattr__`` chain, which otherwise costs more than the game (see benchmarks/README.md).
 
 ===================  =================================================================
 agents               ``player_0`` .. ``player_3`` = seats N, E, S, W; teams NS = {0, 2},

@@ -234,6 +234,20 @@ def test_score_rewards_are_team_score_changes(scale):
             assert totals[a] == pytest.approx(final[i % 2] * scale)
 
 
+def test_score_rewards_sum_to_final_score_over_a_finished_game():
+    for seed in range(4):
+        e = raw_env(rules=QUICK_GAME, episode="game", reward="score", reward_scale=0.5)
+        totals = {a: 0.0 for a in e.possible_agents}
+        for _ in play_out(e, seed):
+            for a, r in e.rewards.items():
+                totals[a] += r
+        st = state_of(e)
+        assert int(st[L.PHASE]) == L.PH_GAME_END and not int(st[L.TRUNCATED])
+        for i, a in enumerate(e.possible_agents):
+            assert totals[a] == pytest.approx(int(st[L.SCORES + i % 2]) * 0.5)
+        assert totals["player_0"] != 0.0
+
+
 def test_score_reward_hand_checked():
     """N holds all spades and wins all 13 tricks: NS bid 13 + 1 = 14 and are set (-140);
     E and W each make Nil (+100 + 100 = 200)."""
