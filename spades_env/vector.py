@@ -1,8 +1,9 @@
 """B games of Spades in lockstep for training: the same compiled rules core as the AEC env.
 
 :class:`VectorSpades` keeps ``num_envs`` games as one ``int64`` array ``[B, STATE_SIZE]`` and
-steps them all with one compiled loop (numba, ``parallel=True``: ``numba.set_num_threads``
-sets the threads). Every rule comes from :mod:`spades_env.core.engine`, the episode and
+steps them all with one compiled loop (numba; ``parallel=True`` spreads the games over numba's
+threads, set with ``numba.set_num_threads``; the serial default is best when the cores are
+busy with other work, e.g. a learner). Every rule comes from :mod:`spades_env.core.engine`, the episode and
 reward knobs from :func:`spades_env.episode.settle` and the observation from
 :func:`spades_env.observation.encode_observation`, so a game of the batch is exactly a game of
 the AEC env. ``step`` returns preallocated buffers (overwritten by the next call; copy what you
@@ -23,10 +24,12 @@ field           shape, dtype        meaning
 
 Seeding (documented so that any game of the batch can be replayed alone):
 
-* ``reset(seed)`` gives slot ``i`` the game ``SpadesGame(rules, seed=game_seeds[i])`` with
-  ``game_seeds = reset_game_seeds(seed, B)``, i.e.
-  ``np.random.SeedSequence(seed).generate_state(B, np.uint64) >> 1``; ``reset`` also takes a
-  sequence of ``B`` integer seeds (one per game) instead.
+* ``reset(seed)`` starts in slot ``i`` the very game that the AEC env's
+  ``raw_env(...).reset(seed=env_seeds[i])`` starts, ``env_seeds = reset_env_seeds(seed, B)``
+  (``np.random.SeedSequence(seed).generate_state(B, np.uint64) >> 1``); that game is
+  ``SpadesGame(rules, seed=game_seeds[i])`` with ``game_seeds[i] =
+  np.random.default_rng(env_seeds[i]).integers(2**63 - 1)``, as ``raw_env.reset`` derives it.
+  ``reset`` also takes a sequence of ``B`` integer env seeds instead of one seed.
 * A finished episode resets its slot at once (the returned observation is the new game's):
   the new game is ``SpadesGame(rules, seed=next_game_seed(final_state))``, the finished
   game's 48-bit deal-generator state used as the seed. ``final_states[i]`` holds the state
@@ -125,16 +128,15 @@ def next_game_seed(final_state: np.ndarray) -> int:
     return int(final_state[L.RNG])
 
 
-def reset_game_seeds(seed: int | None, num_envs: int) -> np.ndarray:
-    """Per-game seeds ``reset(seed)`` gives slots ``0..num_envs-1`` (63-bit integers)."""
-    return (np.random.SeedSequence(seed).generate_state(num_envs, dtype=np.uint64) >> np.uint64(1)).astype(
-        np.int64
-    )
+def reset_env_seeds(seed: int | None, num_envs: int) -> np.ndarray:
+    """Per-slot AEC env seeds of ``reset(seed)``: slot ``i`` plays ``raw_env.reset(seed=s[i])``."""
+    ss = np.random.SeedSequence(seed)
+    return (ss.generate_state(num_envs, dtype=np.uint64) >> np.uint64(1)).astype(np.int64)
 
 
-def _play_seeds(seed: int | None, num_envs: int) -> np.ndarray:
-    ss = np.random.SeedSequence(seed, spawn_key=(1,))
-    return (ss.generate_state(num_envs, dtype=np.uint64) & np.uint64(_MASK48)).astype(np.int64)
+def game_seeds_from_env_seeds(env_seeds: np.ndarray) -> np.ndarray:
+    """The ``SpadesGame`` seed ``raw_env.reset(seed=s)`` draws for each env seed ``s``."""
+    return np.array([np.random.default_rng(int(s)).integers(2**63 - 1) for s in env_seeds], dtype=np.int64)
 
 
 # ---- kernels -------------------------------------------------------------------------------
@@ -147,11 +149,22 @@ def _observe(row, params, i, obs, masks, seats, write_obs):
     legal_mask(row, params, masks[i])
 
 
+@jit
+def _reset_row(states, params, seeds, obs, masks, seats, write_obs, i):
+    init_state(states[i], params, rng_from_seed(seeds[i]), -1)
+    _observe(states[i], params, i, obs, masks, seats, write_obs)
+
+
+@jit
+def _reset_serial(states, params, seeds, obs, masks, seats, write_obs):
+    for i in range(states.shape[0]):
+        _reset_row(states, params, seeds, obs, masks, seats, write_obs, i)
+
+
 @pjit
-def _reset_kernel(states, params, seeds, obs, masks, seats, write_obs):
+def _reset_parallel(states, params, seeds, obs, masks, seats, write_obs):
     for i in prange(states.shape[0]):
-        init_state(states[i], params, rng_from_seed(seeds[i]), -1)
-        _observe(states[i], params, i, obs, masks, seats, write_obs)
+        _reset_row(states, params, seeds, obs, masks, seats, write_obs, i)
 
 
 @jit
@@ -164,55 +177,50 @@ def _first_illegal(states, params, actions, active, use_active):
     return -1
 
 
+@jit
+def _step_row(states, params, actions, active, use_active, knobs, out, write_obs, i):
+    """One game of ``step``: ``knobs`` = (episode, reward, scale, illegal_reward); ``out`` =
+    (obs, masks, seats, rewards, terminated, truncated, illegal, final_states, game_seeds)."""
+    episode, reward, scale, illegal_reward = knobs
+    obs, masks, seats, rewards, terminated, truncated, illegal, final_states, game_seeds = out
+    if use_active and not active[i]:
+        for s in range(4):
+            rewards[i, s] = 0.0
+        terminated[i] = False
+        truncated[i] = False
+        illegal[i] = False
+        return
+    row = states[i]
+    seat = row[L.TURN]
+    if apply_action(row, params, actions[i]) == 0:
+        st = settle(row, params, episode, reward, scale, rewards[i])
+        illegal[i] = False
+    else:  # penalty mode (raise mode checked every game before the step)
+        for s in range(4):
+            rewards[i, s] = 0.0
+        rewards[i, seat] = illegal_reward
+        st = TERMINATED
+        illegal[i] = True
+    terminated[i] = st == TERMINATED
+    truncated[i] = st == TRUNCATED
+    if st != RUNNING:
+        final_states[i, :] = row
+        seed = _next_seed(row)
+        game_seeds[i] = seed
+        init_state(row, params, rng_from_seed(seed), -1)
+    _observe(row, params, i, obs, masks, seats, write_obs)
+
+
+@jit
+def _step_serial(states, params, actions, active, use_active, knobs, out, write_obs):
+    for i in range(states.shape[0]):
+        _step_row(states, params, actions, active, use_active, knobs, out, write_obs, i)
+
+
 @pjit
-def _step_kernel(
-    states,
-    params,
-    actions,
-    active,
-    use_active,
-    episode,
-    reward,
-    scale,
-    illegal_reward,
-    obs,
-    masks,
-    seats,
-    rewards,
-    terminated,
-    truncated,
-    illegal,
-    final_states,
-    game_seeds,
-    write_obs,
-):
+def _step_parallel(states, params, actions, active, use_active, knobs, out, write_obs):
     for i in prange(states.shape[0]):
-        if use_active and not active[i]:
-            for s in range(4):
-                rewards[i, s] = 0.0
-            terminated[i] = False
-            truncated[i] = False
-            illegal[i] = False
-            continue
-        row = states[i]
-        seat = row[L.TURN]
-        if apply_action(row, params, actions[i]) == 0:
-            st = settle(row, params, episode, reward, scale, rewards[i])
-            illegal[i] = False
-        else:  # penalty mode (raise mode checked every game before this kernel)
-            for s in range(4):
-                rewards[i, s] = 0.0
-            rewards[i, seat] = illegal_reward
-            st = TERMINATED
-            illegal[i] = True
-        terminated[i] = st == TERMINATED
-        truncated[i] = st == TRUNCATED
-        if st != RUNNING:
-            final_states[i, :] = row
-            seed = _next_seed(row)
-            game_seeds[i] = seed
-            init_state(row, params, rng_from_seed(seed), -1)
-        _observe(row, params, i, obs, masks, seats, write_obs)
+        _step_row(states, params, actions, active, use_active, knobs, out, write_obs, i)
 
 
 @jit
@@ -266,36 +274,66 @@ def _random_legal(row, params, rng, mbuf):
     return -1
 
 
-@pjit
-def _play_random_kernel(states, params, play_rng, n, episode, reward, scale, game_seeds, episodes):
-    for i in prange(states.shape[0]):
-        row = states[i]
-        rng = np.empty(1, dtype=np.int64)
-        rng[0] = play_rng[i]
-        mbuf = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        rw = np.zeros(4, dtype=np.float64)
-        done = 0
-        for _ in range(n):
-            apply_action(row, params, _random_legal(row, params, rng, mbuf))
-            if settle(row, params, episode, reward, scale, rw) != RUNNING:
-                done += 1
-                seed = _next_seed(row)
-                game_seeds[i] = seed
-                init_state(row, params, rng_from_seed(seed), -1)
-        play_rng[i] = rng[0]
-        episodes[i] += done
+@jit
+def _play_random_row(states, params, play_rng, n, knobs, game_seeds, episodes, i):
+    episode, reward, scale = knobs
+    row = states[i]
+    rng = np.empty(1, dtype=np.int64)
+    rng[0] = play_rng[i]
+    mbuf = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    rw = np.zeros(4, dtype=np.float64)
+    done = 0
+    for _ in range(n):
+        apply_action(row, params, _random_legal(row, params, rng, mbuf))
+        if settle(row, params, episode, reward, scale, rw) != RUNNING:
+            done += 1
+            seed = _next_seed(row)
+            game_seeds[i] = seed
+            init_state(row, params, rng_from_seed(seed), -1)
+    play_rng[i] = rng[0]
+    episodes[i] += done
+
+
+@jit
+def _play_random_serial(states, params, play_rng, n, knobs, game_seeds, episodes):
+    for i in range(states.shape[0]):
+        _play_random_row(states, params, play_rng, n, knobs, game_seeds, episodes, i)
 
 
 @pjit
-def _observe_kernel(states, params, obs, masks, seats, write_obs):
+def _play_random_parallel(states, params, play_rng, n, knobs, game_seeds, episodes):
     for i in prange(states.shape[0]):
+        _play_random_row(states, params, play_rng, n, knobs, game_seeds, episodes, i)
+
+
+@jit
+def _observe_serial(states, params, obs, masks, seats, write_obs):
+    for i in range(states.shape[0]):
         _observe(states[i], params, i, obs, masks, seats, write_obs)
 
 
 @pjit
-def _state_kernel(states, params, out):
+def _observe_parallel(states, params, obs, masks, seats, write_obs):
+    for i in prange(states.shape[0]):
+        _observe(states[i], params, i, obs, masks, seats, write_obs)
+
+
+@jit
+def _state_serial(states, params, out):
+    for i in range(states.shape[0]):
+        encode_state(states[i], params, out[i])
+
+
+@pjit
+def _state_parallel(states, params, out):
     for i in prange(states.shape[0]):
         encode_state(states[i], params, out[i])
+
+
+_KERNELS = {
+    False: (_reset_serial, _step_serial, _play_random_serial, _observe_serial, _state_serial),
+    True: (_reset_parallel, _step_parallel, _play_random_parallel, _observe_parallel, _state_parallel),
+}
 
 
 # ---- the engine ----------------------------------------------------------------------------
@@ -325,6 +363,7 @@ class VectorSpades:
         illegal: str = "raise",
         illegal_reward: float = -1.0,
         observations: bool = True,
+        parallel: bool = False,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
@@ -337,6 +376,9 @@ class VectorSpades:
         self.episode, self.reward_kind, self.reward_scale = episode, reward, float(reward_scale)
         self._episode, self._reward = episode_code(episode), reward_code(reward)
         self.illegal_mode, self.illegal_reward = illegal, float(illegal_reward)
+        self.parallel = bool(parallel)
+        """Loops over games with numba ``prange`` (threads: ``numba.set_num_threads``)."""
+        (self._k_reset, self._k_step, self._k_play, self._k_observe, self._k_state) = _KERNELS[self.parallel]
         self.observations = bool(observations)
         """Whether ``step`` writes observations (masks and seats are always written)."""
         self.states = np.zeros((B, L.STATE_SIZE), dtype=np.int64)
@@ -356,6 +398,17 @@ class VectorSpades:
         self._trunc = np.zeros(B, dtype=np.bool_)
         self._illegal = np.zeros(B, dtype=np.bool_)
         self._no_active = np.zeros(1, dtype=np.bool_)
+        self._out = (
+            self._obs,
+            self._mask,
+            self._seat,
+            self._rew,
+            self._term,
+            self._trunc,
+            self._illegal,
+            self.final_states,
+            self.game_seeds,
+        )
         self.reset(seed)
 
     # ---- public API ------------------------------------------------------------------------
@@ -363,18 +416,19 @@ class VectorSpades:
         """Start a new game in every slot (see the module doc for the seeds)."""
         B = self.num_envs
         if seed is None or isinstance(seed, (int, np.integer)):
-            seeds = reset_game_seeds(None if seed is None else int(seed), B)
-            play = _play_seeds(None if seed is None else int(seed), B)
+            env_seeds = reset_env_seeds(None if seed is None else int(seed), B)
         else:
-            seeds = np.asarray(seed)
-            if seeds.shape != (B,) or seeds.dtype.kind not in "iu":
+            env_seeds = np.asarray(seed)
+            if env_seeds.shape != (B,) or env_seeds.dtype.kind not in "iu":
                 raise ValueError(
-                    f"reset(seed=...) takes an int or {B} integer seeds, got shape {seeds.shape}"
+                    f"reset(seed=...) takes an int or {B} integer seeds, got {env_seeds.dtype} {env_seeds.shape}"
                 )
-            if (seeds < 0).any() or (seeds.astype(np.uint64) >= np.uint64(2**63)).any():
-                raise ValueError("per-game seeds must be in 0 .. 2**63 - 1")
-            seeds = seeds.astype(np.int64)
-            play = (seeds * 0x9E3779B1 + 12345) & _MASK48
+            if (env_seeds < 0).any():
+                raise ValueError("per-game seeds must be non-negative")
+        seeds = game_seeds_from_env_seeds(env_seeds)
+        play = (seeds * 0x9E3779B1 + 12345) & _MASK48
+        self.env_seeds = env_seeds.astype(np.int64)
+        """The AEC env seeds of the last ``reset``, per slot."""
         self.game_seeds[:] = seeds
         self.play_rng[:] = play
         self.episodes_done[:] = 0
@@ -382,7 +436,7 @@ class VectorSpades:
         self._term[:] = False
         self._trunc[:] = False
         self._illegal[:] = False
-        _reset_kernel(self.states, self.params, self.game_seeds, self._obs, self._mask, self._seat, True)
+        self._k_reset(self.states, self.params, self.game_seeds, self._obs, self._mask, self._seat, True)
         return self._result()
 
     def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> VectorStep:
@@ -402,25 +456,14 @@ class VectorSpades:
             bad = _first_illegal(self.states, self.params, acts, act_mask, use_active)
             if bad >= 0:
                 self._raise_illegal(bad, int(acts[bad]))
-        _step_kernel(
+        self._k_step(
             self.states,
             self.params,
             acts,
             act_mask,
             use_active,
-            self._episode,
-            self._reward,
-            self.reward_scale,
-            self.illegal_reward,
-            self._obs,
-            self._mask,
-            self._seat,
-            self._rew,
-            self._term,
-            self._trunc,
-            self._illegal,
-            self.final_states,
-            self.game_seeds,
+            (self._episode, self._reward, self.reward_scale, self.illegal_reward),
+            self._out,
             self.observations,
         )
         return self._result()
@@ -429,18 +472,16 @@ class VectorSpades:
         """Play ``decisions_per_game`` random legal decisions in every game inside the core
         (finished episodes reset); refresh the observations; return episodes finished."""
         before = int(self.episodes_done.sum())
-        _play_random_kernel(
+        self._k_play(
             self.states,
             self.params,
             self.play_rng,
             int(decisions_per_game),
-            self._episode,
-            self._reward,
-            self.reward_scale,
+            (self._episode, self._reward, self.reward_scale),
             self.game_seeds,
             self.episodes_done,
         )
-        _observe_kernel(self.states, self.params, self._obs, self._mask, self._seat, self.observations)
+        self._k_observe(self.states, self.params, self._obs, self._mask, self._seat, self.observations)
         return int(self.episodes_done.sum()) - before
 
     def state_vectors(self, out: np.ndarray | None = None) -> np.ndarray:
@@ -450,7 +491,7 @@ class VectorSpades:
             out = np.empty((self.num_envs, STATE_VEC_SIZE), dtype=np.float32)
         elif out.shape != (self.num_envs, STATE_VEC_SIZE) or out.dtype != np.float32:
             raise ValueError(f"out must be float32 of shape ({self.num_envs}, {STATE_VEC_SIZE})")
-        _state_kernel(self.states, self.params, out)
+        self._k_state(self.states, self.params, out)
         return out
 
     def observe_seat(self, game: int, seat: int, state: np.ndarray | None = None) -> np.ndarray:
