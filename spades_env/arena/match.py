@@ -174,9 +174,13 @@ def _team_hand(state: np.ndarray, params: np.ndarray, team: int, bags_before: in
     )
 
 
+MAX_HANDS_PER_RUN = 10_000
+
+
 def play(game: SpadesGame, policies: list[Policy], fmt: str = "game") -> PlayResult:
     """Play ``game`` from its current hand with ``policies[seat]`` until the end of the hand,
-    game or match (``fmt``); return the hands played and the winners."""
+    game or match (``fmt``); return the hands played and the winners. Raises RuntimeError
+    after ``MAX_HANDS_PER_RUN`` hands (rules without a hand cap whose game never ends)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
     if game.num_seats != 4:
@@ -217,6 +221,11 @@ def play(game: SpadesGame, policies: list[Policy], fmt: str = "game") -> PlayRes
             return out
         if fmt == "hand" or (fmt == "game" and game.is_game_over):
             return out
+        if len(out.hands) >= MAX_HANDS_PER_RUN:
+            raise RuntimeError(
+                f"no end after {len(out.hands)} hands (scores {game.scores}); set the rules' "
+                "max_hands or mercy_rule so that games end"
+            )
         game.next_hand()
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from spades_env.arena.duplicate import BoardResult, make_jobs, play_boards
-from spades_env.arena.match import PolicySpec, parse_team, team_label
+from spades_env.arena.match import PolicySpec, parse_team, spec_name, team_label
 from spades_env.arena.stats import summarize
 from spades_env.core.rules import RulesConfig, load_rules
 
@@ -257,8 +257,8 @@ def run_round_robin(
 
 
 def run_mixed_table(
-    policies: Sequence[str],
-    against: str,
+    policies: Sequence[PolicySpec],
+    against: str | Team,
     boards: int = 2,
     *,
     seed: int = 0,
@@ -270,7 +270,7 @@ def run_mixed_table(
     """Each policy partnered with each (``X+Y``) against the team ``against``: the margin per
     hand of every pairing (rows X, columns Y; mixed teams play four runs per board)."""
     cfg = load_rules(rules)
-    opp = parse_team(against)
+    opp = _as_team(against)
     cells = [(i, j) for i in range(len(policies)) for j in range(i, len(policies))]
     jobs = []
     for k, (i, j) in enumerate(cells):
@@ -291,7 +291,7 @@ def run_mixed_table(
         margin[i][j] = margin[j][i] = mm["mean"]
         ci[i][j] = ci[j][i] = mm["ci95"]
     return {
-        "policies": list(policies),
+        "policies": [spec_name(p) for p in policies],
         "against": team_label(opp),
         "format": fmt,
         "boards_per_cell": boards,
