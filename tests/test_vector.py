@@ -414,3 +414,18 @@ def test_play_random_decisions_are_legal():
                     break
             assert nxt is not None, (i, prev[i])
             games[i] = nxt
+
+
+def test_parallel_kernels_give_the_same_games():
+    kw = {"rules": "tournament", "episode": "hand", "seed": 12}
+    s, p = VectorSpades(16, **kw), VectorSpades(16, parallel=True, **kw)
+    rng = np.random.default_rng(0)
+    rs, rp = s._result(), p._result()
+    for _ in range(200):
+        a = choose(rs.mask, rng)
+        rs, rp = s.step(a), p.step(a)
+        assert np.array_equal(rs.obs, rp.obs) and np.array_equal(rs.reward, rp.reward)
+    s.play_random(300)
+    p.play_random(300)
+    assert np.array_equal(s.states, p.states)
+    assert np.array_equal(s.state_vectors(), p.state_vectors())
