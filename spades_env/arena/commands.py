@@ -23,8 +23,9 @@ from spades_env.arena.stats import summarize
 from spades_env.arena.tournament import run_bracket, run_mixed_table, run_round_robin
 from spades_env.core.rules import load_rules
 
-# The README's short tournament of the baselines: single hands, duplicate, both cores.
-QUICK_TEAMS = ("random", "greedy", "heuristic", "search:budget=0.02")
+# The README's short tournament of the baselines: single hands, duplicate, both cores; five
+# teams (one a mixed pair), so the bracket has byes.
+QUICK_TEAMS = ("random", "greedy", "heuristic", "greedy+heuristic", "search:budget=0.02")
 QUICK = {"boards": 24, "fmt": "hand", "bracket_boards": 12}
 
 
@@ -169,8 +170,6 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     print(f"({out['seconds']} s)")
     if args.out is not None:
         j = report.write_json(args.out / "tournament.json", out)
-        png = None
-        if rr is not None or mx is not None:
-            png = report.plot_tournament(rr, args.out / "tournament.png", mixed=mx)
+        png = report.plot_tournament(rr, args.out / "tournament.png", mixed=mx, bracket=out.get("bracket"))
         print(f"wrote {j}" + (f" and {png}" if png else ""))
     return 0

@@ -188,6 +188,10 @@ def play(game: SpadesGame, policies: list[Policy], fmt: str = "game") -> PlayRes
     if len(policies) != 4:
         raise ValueError(f"need 4 policies (one per seat), got {len(policies)}")
     state, params = game.state, game.params
+    for p in policies:
+        bind = getattr(p, "bind", None)
+        if callable(bind):  # evaluation-only cheating bots read the true state (labelled "cheat")
+            bind(lambda: game.state)
     obs = np.zeros(OBS_SIZE, dtype=np.float32)
     out = PlayResult()
     while True:

@@ -31,6 +31,8 @@ def eval_table(s: dict[str, Any]) -> str:
         f"  margin per hand ({a} - {b}): {_f(m['mean'])}  95% CI [{_f(m['ci95'][0])}, {_f(m['ci95'][1])}]",
         f"  hand win rate {a}: {_pct(s['hand_win'])}",
     ]
+    if "note" in s:
+        lines.append(f"  NOTE: {s['note']}")
     if "game_win" in s:
         lines.append(f"  game win rate {a}: {_pct(s['game_win'])}  truncated games: {s['truncated_games']}")
     if "match_win" in s:
@@ -171,19 +173,40 @@ def plot_matchups(summaries: Sequence[dict[str, Any]], path: str | Path, title: 
 
 
 def plot_tournament(
-    rr: dict[str, Any] | None, path: str | Path, mixed: dict[str, Any] | None = None
+    rr: dict[str, Any] | None,
+    path: str | Path,
+    mixed: dict[str, Any] | None = None,
+    bracket: dict[str, Any] | None = None,
 ) -> Path | None:
-    """Ratings (with sigma) and the margin matrix of a round robin, and the mixed-partner
-    matrix when given; None without matplotlib."""
+    """Ratings (with sigma) and the margin matrix of a round robin, the mixed-partner matrix
+    and the bracket, those that are given; None without matplotlib (or nothing to plot)."""
     plt = _pyplot()
     if plt is None:
         return None
     import numpy as np
 
-    panels = [k for k, v in (("ratings", rr), ("matrix", rr), ("mixed", mixed)) if v is not None]
+    panels = [
+        k
+        for k, v in (("ratings", rr), ("matrix", rr), ("mixed", mixed), ("bracket", bracket))
+        if v is not None
+    ]
+    if not panels:
+        return None
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.8), squeeze=False)
     for ax, panel in zip(axes[0], panels, strict=True):
-        if panel == "ratings":
+        if panel == "bracket":
+            ax.axis("off")
+            lines = []
+            for k, rnd in enumerate(bracket["rounds"], 1):
+                lines.append(f"Round {k}")
+                for m in rnd:
+                    lines.append(
+                        f"  {m['a']}: bye" if m["bye"] else f"  {m['a']} v {m['b']}\n    -> {m['winner']}"
+                    )
+            lines.append(f"Champion: {bracket['champion']}")
+            ax.text(0.0, 1.0, "\n".join(lines), family="monospace", fontsize=8, va="top", ha="left")
+            ax.set_title("Knockout bracket")
+        elif panel == "ratings":
             st = rr["standings"]
             y = list(range(len(st)))[::-1]
             err = [r.get("sigma", 0.0) for r in st]

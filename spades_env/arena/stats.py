@@ -155,6 +155,11 @@ def summarize(
         "hand_win": _rate(hand_wins, hands),
         "teams": teams,
     }
+    cheats = [n for n in names if "cheat" in n]
+    if cheats:
+        out["note"] = (
+            f"CHEATING (sees the true deal; an upper bound, not a legal policy): {', '.join(cheats)}"
+        )
     if fmt in ("game", "match"):
         out["game_win"] = _rate(game_wins, games)
         out["truncated_games"] = truncated
