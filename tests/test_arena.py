@@ -249,3 +249,22 @@ def test_cli_tournament_writes_bracket_ratings_and_mixed_table(tmp_path, capsys,
     assert (tmp_path / "tournament.png").read_bytes()[:4] == b"\x89PNG"
     out = capsys.readouterr().out
     assert "Champion" in out and "Mixed partners" in out
+
+
+def test_spawned_workers_give_the_same_result(monkeypatch):
+    kw = dict(seed=4, rules=RULES, fmt="hand")
+    one = summarize(run_duplicate(("random", "random"), ("greedy", "greedy"), 2, workers=1, **kw), "hand")
+    monkeypatch.setenv("SPADES_ARENA_START_METHOD", "spawn")
+    two = summarize(run_duplicate(("random", "random"), ("greedy", "greedy"), 2, workers=2, **kw), "hand")
+    assert one == two and one["hands"] == 4
+
+
+def test_bad_policy_and_team_names_are_clear_errors():
+    with pytest.raises(ValueError, match="joined by '\\+'"):
+        arena_match.parse_team("a+b+c")
+    with pytest.raises((ValueError, OSError)):  # no loader yet, or no such file
+        arena_match.resolve_policy("runs/no_such_model.safetensors", 0, RULES)
+    with pytest.raises(ValueError, match="nosuchbot"):
+        arena_match.resolve_policy("nosuchbot", 0, RULES)
+    assert arena_match.parse_team("heuristic+search:budget=0.1") == ("heuristic", "search:budget=0.1")
+    assert arena_match.team_label(("greedy", "greedy")) == "greedy"
