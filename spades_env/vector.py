@@ -3,7 +3,8 @@
 :class:`VectorSpades` keeps ``num_envs`` games as one ``int64`` array ``[B, STATE_SIZE]`` and
 steps them all with one compiled loop (numba; ``parallel=True`` spreads the games over numba's
 threads, set with ``numba.set_num_threads``; the serial default is best when the cores are
-busy with other work, e.g. a learner). Every rule comes from :mod:`spades_env.core.engine`, the episode and
+busy with other work, e.g. a learner; on a busy machine prefer numba's ``workqueue``
+threading layer, or ``OMP_WAIT_POLICY=PASSIVE``, to OpenMP's spinning waits). Every rule comes from :mod:`spades_env.core.engine`, the episode and
 reward knobs from :func:`spades_env.episode.settle` and the observation from
 :func:`spades_env.observation.encode_observation`, so a game of the batch is exactly a game of
 the AEC env. ``step`` returns preallocated buffers (overwritten by the next call; copy what you
@@ -36,8 +37,9 @@ Seeding (documented so that any game of the batch can be replayed alone):
   row of the finished game (valid where ``terminated | truncated``) and ``game_seeds[i]``
   the seed of the game now in slot ``i``.
 
-Bad input: ``actions`` must be an integer array of shape ``[B]``. With ``illegal="raise"``
-(the default) every game is checked before any is changed, and an illegal action raises
+The returned arrays are read-only views of the engine's buffers. Bad input: ``actions``
+must be an integer array of shape ``[B]``. With ``illegal="raise"`` (the default) every game
+is checked against its mask before any is changed, and an illegal action raises
 :class:`~spades_env.core.IllegalActionError` naming the game index, the action and the legal
 actions. With ``illegal="penalty"`` an illegal action ends that game only: its acting seat
 gets ``illegal_reward`` (the others 0), ``terminated`` and ``illegal`` are set and the slot
@@ -58,7 +60,7 @@ from numba import njit, prange
 
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS, action_to_str
-from spades_env.core.engine import apply_action, init_state, is_legal, legal_cards, legal_mask
+from spades_env.core.engine import apply_action, init_state, legal_cards, legal_mask
 from spades_env.core.game import IllegalActionError
 from spades_env.core.jit import jit
 from spades_env.core.rng import below
@@ -168,11 +170,13 @@ def _reset_parallel(states, params, seeds, obs, masks, seats, write_obs):
 
 
 @jit
-def _first_illegal(states, params, actions, active, use_active):
-    for i in range(states.shape[0]):
+def _first_illegal(masks, actions, active, use_active):
+    """First game whose action is not legal by the masks the engine wrote last, or -1."""
+    for i in range(masks.shape[0]):
         if use_active and not active[i]:
             continue
-        if not is_legal(states[i], params, actions[i]):
+        a = actions[i]
+        if a < 0 or a >= NUM_ACTIONS or masks[i, a] == 0:
             return i
     return -1
 
@@ -398,6 +402,12 @@ class VectorSpades:
         self._trunc = np.zeros(B, dtype=np.bool_)
         self._illegal = np.zeros(B, dtype=np.bool_)
         self._no_active = np.zeros(1, dtype=np.bool_)
+        views = []
+        for a in (self._obs, self._mask, self._seat, self._rew, self._term, self._trunc, self._illegal):
+            view = a.view()
+            view.flags.writeable = False  # the engine trusts its masks: users only read them
+            views.append(view)
+        self._views = VectorStep(*views)
         self._out = (
             self._obs,
             self._mask,
@@ -453,7 +463,7 @@ class VectorSpades:
         else:
             act_mask = self._no_active
         if self.illegal_mode == "raise":
-            bad = _first_illegal(self.states, self.params, acts, act_mask, use_active)
+            bad = _first_illegal(self._mask, acts, act_mask, use_active)
             if bad >= 0:
                 self._raise_illegal(bad, int(acts[bad]))
         self._k_step(

@@ -104,7 +104,8 @@ class LearnerDriver:
         self.terminated[:] = False
         self.truncated[:] = False
         self._play_others()
-        return self.engine._obs, self.engine._mask
+        res = self.engine._result()
+        return res.obs, res.mask
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Apply the learner's actions, then the other seats' until the learner acts again."""
@@ -114,7 +115,8 @@ class LearnerDriver:
         self.truncated[:] = res.truncated
         self._finals(np.flatnonzero(res.terminated | res.truncated))
         self._play_others()
-        return self.engine._obs, self.engine._mask
+        res = self.engine._result()
+        return res.obs, res.mask
 
     def _finals(self, games: np.ndarray) -> None:
         eng = self.engine
