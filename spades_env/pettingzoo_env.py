@@ -298,7 +298,7 @@ class raw_env(AECEnv):
                 flags[a] = True
                 self.infos[a] = self._end_info()
         else:
-            self.game._begin_log()  # settle dealt the next hand: start its log
+            self.game.begin_hand_log()  # settle dealt the next hand: start its log
             turn = int(self._state[L.TURN])
             if turn < 0:
                 raise RuntimeError("no seat to act in a running episode")

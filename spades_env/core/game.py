@@ -117,7 +117,7 @@ class SpadesGame:
         E.init_state(self.state, self.params, seed_to_rng(seed), -1 if dealer is None else int(dealer))
         self.hand_logs: list[HandLog] = []
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        self._begin_log()
+        self.begin_hand_log()
 
     # ---- set-up ---------------------------------------------------------------------
     def set_hand(
@@ -156,9 +156,10 @@ class SpadesGame:
         st[L.PHASE] = L.PH_BID
         E.start_hand(st, self.params)
         self.state[:] = st
-        self._begin_log()
+        self.begin_hand_log()
 
-    def _begin_log(self) -> None:
+    def begin_hand_log(self) -> None:
+        """Start the log of the hand now in the state (call after the core dealt it)."""
         s = self.state
         self.hand_logs.append(
             HandLog(
@@ -277,7 +278,7 @@ class SpadesGame:
         """Deal the next hand after a hand (or game) has ended."""
         if E.next_hand(self.state, self.params) != E.OK:
             raise IllegalActionError(f"next_hand() needs a finished hand; phase is '{self.phase}'")
-        self._begin_log()
+        self.begin_hand_log()
 
     def hand_result(self) -> dict:
         """Bids, tricks, points and totals of the hand just scored."""
