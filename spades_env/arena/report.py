@@ -139,7 +139,10 @@ def plot_matchups(summaries: Sequence[dict[str, Any]], path: str | Path, title: 
         return None
     labels = [f"{s['team_a']}\nvs {s['team_b']}" for s in summaries]
     x = list(range(len(summaries)))
-    fig, axes = plt.subplots(1, 2, figsize=(max(8, 2.2 * len(summaries) + 4), 4.5))
+    single = len(summaries) == 1
+    fig, axes = plt.subplots(
+        1, 3 if single else 2, figsize=(max(8, 2.2 * len(summaries) + 4) + 4 * single, 4.5)
+    )
     mean = [s["margin_per_hand"]["mean"] or 0.0 for s in summaries]
     lo = [m - (s["margin_per_hand"]["ci95"][0] or m) for m, s in zip(mean, summaries, strict=True)]
     hi = [(s["margin_per_hand"]["ci95"][1] or m) - m for m, s in zip(mean, summaries, strict=True)]
@@ -162,6 +165,27 @@ def plot_matchups(summaries: Sequence[dict[str, Any]], path: str | Path, title: 
     axes[1].set_ylim(0, 1)
     axes[1].set_ylabel(f"{key.replace('_', ' ')} rate of first team (Wilson 95% CI)")
     axes[1].set_xticks(x, labels, fontsize=8)
+    if single:  # per-team rates of the one matchup
+        kinds = [
+            ("set_rate", "set rate"),
+            ("nil_success", "nil made"),
+            ("blind_nil_success", "blind nil made"),
+        ]
+        width = 0.38
+        for k, (t, color) in enumerate(zip(summaries[0]["teams"], ("tab:blue", "tab:orange"), strict=True)):
+            xs, ys, el, eh = [], [], [], []
+            for i, (key2, _) in enumerate(kinds):
+                r = t[key2]
+                if r["n"]:
+                    xs.append(i + (k - 0.5) * width)
+                    ys.append(r["rate"])
+                    el.append(r["rate"] - r["ci95"][0])
+                    eh.append(r["ci95"][1] - r["rate"])
+            axes[2].bar(xs, ys, width, yerr=[el, eh], capsize=4, color=color, label=t["name"])
+        axes[2].set_xticks(range(len(kinds)), [name for _, name in kinds], fontsize=8)
+        axes[2].set_ylim(0, 1)
+        axes[2].set_ylabel("rate (Wilson 95% CI)")
+        axes[2].legend(fontsize=8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
