@@ -143,9 +143,13 @@ def plot_matchups(summaries: Sequence[dict[str, Any]], path: str | Path, title: 
     fig, axes = plt.subplots(
         1, 3 if single else 2, figsize=(max(8, 2.2 * len(summaries) + 4) + 4 * single, 4.5)
     )
-    mean = [s["margin_per_hand"]["mean"] or 0.0 for s in summaries]
-    lo = [m - (s["margin_per_hand"]["ci95"][0] or m) for m, s in zip(mean, summaries, strict=True)]
-    hi = [(s["margin_per_hand"]["ci95"][1] or m) - m for m, s in zip(mean, summaries, strict=True)]
+
+    def num(x: float | None, default: float) -> float:
+        return default if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+    mean = [num(s["margin_per_hand"]["mean"], 0.0) for s in summaries]
+    lo = [max(0.0, m - num(s["margin_per_hand"]["ci95"][0], m)) for m, s in zip(mean, summaries, strict=True)]
+    hi = [max(0.0, num(s["margin_per_hand"]["ci95"][1], m) - m) for m, s in zip(mean, summaries, strict=True)]
     axes[0].bar(x, mean, yerr=[lo, hi], capsize=5, color="tab:blue")
     axes[0].axhline(0, color="black", lw=0.8)
     axes[0].set_ylabel("points per hand margin (95% CI)")
@@ -158,8 +162,8 @@ def plot_matchups(summaries: Sequence[dict[str, Any]], path: str | Path, title: 
         else "hand_win"
     )
     rates = [s[key]["rate"] or 0.0 for s in summaries]
-    rlo = [r - s[key]["ci95"][0] for r, s in zip(rates, summaries, strict=True)]
-    rhi = [s[key]["ci95"][1] - r for r, s in zip(rates, summaries, strict=True)]
+    rlo = [max(0.0, r - s[key]["ci95"][0]) for r, s in zip(rates, summaries, strict=True)]
+    rhi = [max(0.0, s[key]["ci95"][1] - r) for r, s in zip(rates, summaries, strict=True)]
     axes[1].bar(x, rates, yerr=[rlo, rhi], capsize=5, color="tab:green")
     axes[1].axhline(0.5, color="black", lw=0.8, ls="--")
     axes[1].set_ylim(0, 1)
@@ -179,8 +183,8 @@ def plot_matchups(summaries: Sequence[dict[str, Any]], path: str | Path, title: 
                 if r["n"]:
                     xs.append(i + (k - 0.5) * width)
                     ys.append(r["rate"])
-                    el.append(r["rate"] - r["ci95"][0])
-                    eh.append(r["ci95"][1] - r["rate"])
+                    el.append(max(0.0, r["rate"] - r["ci95"][0]))
+                    eh.append(max(0.0, r["ci95"][1] - r["rate"]))
             axes[2].bar(xs, ys, width, yerr=[el, eh], capsize=4, color=color, label=t["name"])
         axes[2].set_xticks(range(len(kinds)), [name for _, name in kinds], fontsize=8)
         axes[2].set_ylim(0, 1)
