@@ -33,7 +33,6 @@ def play(policies, rules, seed: int, max_hands: int | None = None, stats=None) -
     Returns (score NS, score EW, hands); appends per-hand records to ``stats``."""
     g = SpadesGame(rules, seed=seed)
     st, params = g.state, g.params
-    n = g.num_seats
     obs = np.empty(OBS_SIZE, dtype=np.float32)
     mask = np.zeros(70, dtype=np.int8)
     hands = 0

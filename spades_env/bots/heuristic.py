@@ -15,7 +15,7 @@ always asked of the core (``trick_winner``).
 from __future__ import annotations
 
 from spades_env.bots.base import ScriptedBot
-from spades_env.bots.view import BLIND, SeatView, cards_of, is_nil, popcount, suit_cards
+from spades_env.bots.view import BLIND, SeatView, is_nil, popcount, suit_cards
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_DISCARD, ACTION_KEEP, ACTION_SEE_CARDS
 
 SPADES = 3
@@ -336,7 +336,6 @@ class _Ctx:
         return spades[0]
 
     def lead_to_win(self) -> int:
-        v = self.v
         legal = self.legal
         side_bosses = [
             c for c in legal if c // 13 != SPADES and self.boss(c) and not self._opps_void(c // 13)
@@ -377,4 +376,4 @@ class _Ctx:
         return self.lowest(legal)
 
 
-__all__ = ["HeuristicPolicy", "estimate_tricks", "nil_danger", "cards_of", "ACTION_DISCARD"]
+__all__ = ["HeuristicPolicy", "estimate_tricks", "nil_danger"]
