@@ -90,8 +90,19 @@ class Sampler:
         return self.keys.argmax(axis=1)
 
 
-def bench_outside(num_envs: int, parallel: bool, seconds: float) -> tuple[float, float]:
-    """(loop decisions/s, engine-only decisions/s) with observations and masks."""
+class Clock:
+    """Wall time and this process's CPU time (all threads) since ``start``."""
+
+    def __init__(self) -> None:
+        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
+
+    def read(self) -> tuple[float, float]:
+        return time.perf_counter() - self.wall0, time.process_time() - self.cpu0
+
+
+def bench_outside(num_envs: int, parallel: bool, seconds: float) -> tuple[float, float, float]:
+    """(loop decisions/s, engine-only decisions/s, loop decisions per CPU second) with
+    observations and masks."""
     v = VectorSpades(num_envs, "tournament", episode="game", seed=1, parallel=parallel)
     sample = Sampler(num_envs)
     res = v.reset(1)
@@ -100,8 +111,8 @@ def bench_outside(num_envs: int, parallel: bool, seconds: float) -> tuple[float,
     steps = 0
     in_step = 0.0
     perf = time.perf_counter
-    start = perf()
-    deadline = start + seconds
+    clock = Clock()
+    deadline = perf() + seconds
     while True:
         a = sample(res.mask)
         t0 = perf()
@@ -110,27 +121,30 @@ def bench_outside(num_envs: int, parallel: bool, seconds: float) -> tuple[float,
         steps += 1
         if steps % 16 == 0 and perf() >= deadline:
             break
-    elapsed = perf() - start
+    wall, cpu = clock.read()
     n = steps * num_envs
-    return n / elapsed, n / in_step
+    return n / wall, n / in_step, n / cpu
 
 
-def bench_inside(num_envs: int, parallel: bool, seconds: float) -> float:
-    """Decisions/s of random play chosen inside the core."""
+def bench_inside(num_envs: int, parallel: bool, seconds: float) -> tuple[float, float]:
+    """(decisions/s, decisions per CPU second) of random play chosen inside the core."""
     v = VectorSpades(num_envs, "tournament", episode="game", seed=2, parallel=parallel)
     per_call = max(1, 2_000_000 // num_envs)
     v.play_random(per_call)  # warm up
     calls = 0
-    start = time.perf_counter()
+    clock = Clock()
     while True:
         v.play_random(per_call)
         calls += 1
-        if time.perf_counter() - start >= seconds:
+        if clock.read()[0] >= seconds:
             break
-    return calls * per_call * num_envs / (time.perf_counter() - start)
+    wall, cpu = clock.read()
+    n = calls * per_call * num_envs
+    return n / wall, n / cpu
 
 
-def bench_openspiel_cpp(seconds: float) -> float | None:
+def bench_openspiel_cpp(seconds: float) -> tuple[float, float] | None:
+    """(decisions/s, decisions per CPU second) of OpenSpiel's C++ random games."""
     try:
         import pyspiel
     except ImportError as exc:
@@ -141,17 +155,17 @@ def bench_openspiel_cpp(seconds: float) -> float | None:
     pyspiel.evaluate_bots(game.new_initial_state(), bots, 0)
     decisions = 0
     games = 0
-    start = time.perf_counter()
+    clock = Clock()
     while True:
         state = game.new_initial_state()
         pyspiel.evaluate_bots(state, bots, games)
-        # decisions counted outside the timed part would be fairer; counting them costs
-        # ~1 us per game, against ~1 ms of simulation, so it stays in
+        # counting a game's decisions costs ~1 us against ~0.1 ms of simulation
         decisions += sum(1 for pa in state.full_history() if pa.player >= 0)
         games += 1
-        if games % 20 == 0 and time.perf_counter() - start >= seconds:
+        if games % 20 == 0 and clock.read()[0] >= seconds:
             break
-    return decisions / (time.perf_counter() - start)
+    wall, cpu = clock.read()
+    return decisions / wall, decisions / cpu
 
 
 def bench_openspiel_python(seconds: float) -> float | None:
@@ -206,17 +220,19 @@ def main(argv: list[str] | None = None) -> int:
         )
     s = args.seconds
     rows = []
+    print("decisions/s (M); cpu: per CPU-second of this process, which the machine's other load")
+    print("affects less than wall time")
     for threads in args.threads:
         parallel = threads > 1
         if parallel:
             numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         for B in args.sizes:
-            loop, engine = bench_outside(B, parallel, s)
-            inside = bench_inside(B, parallel, s)
-            rows.append((threads, B, loop, engine, inside))
+            loop, engine, loop_cpu = bench_outside(B, parallel, s)
+            inside, inside_cpu = bench_inside(B, parallel, s)
+            rows.append((threads, B, loop, engine, inside, loop_cpu, inside_cpu))
             print(
-                f"threads {threads}  B {B:>5}  outside loop {loop / 1e6:6.2f} M/s  engine {engine / 1e6:6.2f} M/s"
-                f"  inside {inside / 1e6:6.2f} M/s",
+                f"threads {threads}  B {B:>5}  outside: loop {loop / 1e6:5.2f}  engine {engine / 1e6:5.2f}"
+                f"  loop cpu {loop_cpu / 1e6:5.2f}   inside: {inside / 1e6:5.2f}  cpu {inside_cpu / 1e6:5.2f}",
                 flush=True,
             )
     if any(t > 1 for t in args.threads):
@@ -224,18 +240,27 @@ def main(argv: list[str] | None = None) -> int:
     cpp = bench_openspiel_cpp(s)
     py = bench_openspiel_python(s)
     if cpp is not None:
-        print(f"OpenSpiel C++ random simulation (evaluate_bots): {cpp / 1e6:6.2f} M decisions/s")
-        print(f"OpenSpiel from Python with observation tensors: {py / 1e3:8.1f} k decisions/s")
+        print(
+            f"OpenSpiel C++ random simulation (evaluate_bots): {cpp[0] / 1e6:5.2f} M/s  cpu {cpp[1] / 1e6:5.2f}"
+        )
+        print(f"OpenSpiel from Python with observation tensors: {py / 1e3:8.1f} k/s")
     best_loop = max(r[2] for r in rows)
     best_inside = max(r[4] for r in rows)
+    one = [r for r in rows if r[0] == 1]
     print()
     print(
         f"best outside-core loop (obs + masks, numpy actions): {best_loop / 1e6:.2f} M decisions/s (target >= 3)"
     )
     print(f"best inside-core: {best_inside / 1e6:.2f} M decisions/s (target >= 10)")
     if cpp is not None:
-        print(f"ratio outside-core loop / OpenSpiel C++: {best_loop / cpp:.2f} (target >= 1.3)")
-        print(f"ratio inside-core / OpenSpiel C++: {best_inside / cpp:.2f}")
+        print(f"ratio outside-core loop / OpenSpiel C++: {best_loop / cpp[0]:.2f} (target >= 1.3)")
+        print(f"ratio inside-core / OpenSpiel C++: {best_inside / cpp[0]:.2f}")
+        if one:
+            print(
+                "per CPU-second, one thread: outside-core loop / OpenSpiel C++: "
+                f"{max(r[5] for r in one) / cpp[1]:.2f}; inside-core / OpenSpiel C++: "
+                f"{max(r[6] for r in one) / cpp[1]:.2f}"
+            )
         print(f"ratio outside-core loop / OpenSpiel Python+obs: {best_loop / py:.0f}")
     B = max(args.sizes)
     state_mb = B * L.STATE_SIZE * 8 / 2**20

@@ -455,7 +455,7 @@ class VectorSpades:
         acts = self._check_actions(actions)
         use_active = active is not None
         if use_active:
-            act_mask = np.asarray(active)
+            act_mask = np.ascontiguousarray(active)
             if act_mask.shape != (self.num_envs,) or act_mask.dtype != np.bool_:
                 raise ValueError(
                     f"active must be a bool array of shape ({self.num_envs},), got {act_mask.dtype} {act_mask.shape}"
@@ -527,7 +527,7 @@ class VectorSpades:
             if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
                 raise ValueError("actions out of range")
             a = a.astype(np.int64)
-        return a
+        return np.ascontiguousarray(a)  # one compiled layout: no recompiling for a strided view
 
     def _raise_illegal(self, game: int, action: int) -> None:
         row = self.states[game]
