@@ -12,7 +12,7 @@ from typing import Any
 def _f(x: float | None, digits: int = 1) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    return f"{x:+.{digits}f}" if digits else f"{x:.0f}"
+    return f"{x:+.{digits}f}"
 
 
 def _pct(rate: dict[str, Any]) -> str:
@@ -56,13 +56,26 @@ def eval_table(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def matrix_table(names: Sequence[str], matrix: Sequence[Sequence[float | None]], corner: str = "") -> str:
-    """A square table of numbers (row against column)."""
-    w = max([len(n) for n in names] + [len(corner), 7])
-    head = f"{corner:<{w}}  " + "  ".join(f"{n:>{w}}" for n in names)
-    rows = [head]
-    for name, row in zip(names, matrix, strict=True):
-        rows.append(f"{name:<{w}}  " + "  ".join(f"{_f(x):>{w}}" for x in row))
+def matrix_table(
+    names: Sequence[str],
+    matrix: Sequence[Sequence[float | None]],
+    corner: str = "",
+    ci: Sequence[Sequence[Sequence[float] | None]] | None = None,
+) -> str:
+    """A square table of numbers (row against column), with ``[low, high]`` when ``ci`` is given."""
+
+    def cell(i: int, j: int) -> str:
+        x = matrix[i][j]
+        if x is None or ci is None or ci[i][j] is None:
+            return _f(x)
+        lo, hi = ci[i][j]
+        return f"{_f(x)} [{_f(lo, 0)},{_f(hi, 0)}]"
+
+    cells = [[cell(i, j) for j in range(len(names))] for i in range(len(names))]
+    w = max([len(n) for n in names] + [len(c) for row in cells for c in row] + [len(corner), 7])
+    rows = [f"{corner:<{w}}  " + "  ".join(f"{n:>{w}}" for n in names)]
+    for name, row in zip(names, cells, strict=True):
+        rows.append(f"{name:<{w}}  " + "  ".join(f"{c:>{w}}" for c in row))
     return "\n".join(rows)
 
 
@@ -72,8 +85,8 @@ def round_robin_table(rr: dict[str, Any]) -> str:
     for k, r in enumerate(rr["standings"], 1):
         extra = f"  mu {r['mu']:.2f}  sigma {r['sigma']:.2f}" if "mu" in r else ""
         lines.append(f"  {k}. {r['team']:<28} rating {r['rating']:8.2f} ({r['system']}){extra}")
-    lines.append("Margin per hand, row team minus column team:")
-    lines.append(matrix_table(rr["teams"], rr["margin_matrix"]))
+    lines.append("Margin per hand, row team minus column team [95% CI]:")
+    lines.append(matrix_table(rr["teams"], rr["margin_matrix"], ci=rr.get("ci95_matrix")))
     return "\n".join(lines)
 
 
@@ -99,7 +112,8 @@ def mixed_table(mx: dict[str, Any]) -> str:
     """The mixed-partner table: margin per hand of X+Y against the reference team."""
     return (
         f"Mixed partners against {mx['against']} ({mx['format']}, {mx['boards_per_cell']} boards per cell): "
-        "margin per hand of row+column team\n" + matrix_table(mx["policies"], mx["margin_matrix"], "partner")
+        "margin per hand of row+column team [95% CI]\n"
+        + matrix_table(mx["policies"], mx["margin_matrix"], "partner", mx.get("ci95_matrix"))
     )
 
 

@@ -235,12 +235,15 @@ def run_round_robin(
         by_pair.setdefault(r.key[0], []).append(r)
     rater = _rater(len(tt), system)
     matrix: list[list[float | None]] = [[None] * len(tt) for _ in tt]
+    ci: list[list[list[float] | None]] = [[None] * len(tt) for _ in tt]
     summaries = []
     for k, (i, j) in enumerate(pairs):
         s = summarize(by_pair[k], fmt, (names[i], names[j]), seed=seed)
         summaries.append(s)
         m = s["margin_per_hand"]["mean"]
         matrix[i][j], matrix[j][i] = m, -m
+        lo, hi = s["margin_per_hand"]["ci95"]
+        ci[i][j], ci[j][i] = [lo, hi], [-hi, -lo]
         for score in _outcomes(by_pair[k], fmt):
             rater.update(i, j, score)
     table = rater.table(names)
@@ -252,6 +255,7 @@ def run_round_robin(
         "seed": seed,
         "standings": standings,
         "margin_matrix": matrix,
+        "ci95_matrix": ci,
         "matches": summaries,
     }
 
