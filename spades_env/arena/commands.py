@@ -25,8 +25,8 @@ from spades_env.core.rules import load_rules
 
 # The README's short tournament of the baselines: single hands, duplicate, both cores; five
 # teams (one a mixed pair), so the bracket has byes.
-QUICK_TEAMS = ("random", "greedy", "heuristic", "greedy+heuristic", "search:budget=0.02")
-QUICK = {"boards": 24, "fmt": "hand", "bracket_boards": 12}
+QUICK_TEAMS = ("random", "greedy", "heuristic", "greedy+heuristic", "search:samples=100")
+QUICK = {"boards": 48, "fmt": "hand", "bracket_boards": 24}
 
 
 def _default_workers() -> int:
