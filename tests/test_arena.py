@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 
 from spades_env.arena import match as arena_match
-from spades_env.arena.duplicate import make_jobs, play_board, run_duplicate, seatings
+from spades_env.arena.duplicate import BoardResult, Seating, make_jobs, play_board, run_duplicate, seatings
 from spades_env.arena.stats import bootstrap_ci, summarize, wilson_ci
 from spades_env.arena.tournament import draw_bracket, run_bracket, run_mixed_table, run_round_robin
 from spades_env.cli import main
 from spades_env.core import layout as L
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import RulesConfig
+from spades_env.core.scoring import score_hand
 from spades_env.policy import RandomPolicy
 
 RULES = RulesConfig().replace(max_hands=3)
@@ -76,6 +77,59 @@ def test_bootstrap_matches_hand_computed_values():
     assert est == pytest.approx(x.mean())
     assert lo == pytest.approx(x.mean() - half, abs=0.15 * half)
     assert hi == pytest.approx(x.mean() + half, abs=0.15 * half)
+
+
+def _th(points, contract, ctricks, bags, nil=(0, 0), blind=(0, 0)):
+    return arena_match.TeamHand(points, contract, ctricks, nil[0], nil[1], blind[0], blind[1], bags)
+
+
+def test_summary_numbers_by_hand():
+    # team A: bid 8 took 10 (+82, 2 bags); then bid 5 took 5 plus a made Nil (+150)
+    # team B: bid 4 took 3 (set, -40); then bid 6 took 8 (+62, 2 bags)
+    a1, a2 = _th(82, 8, 10, 2), _th(150, 5, 5, 0, nil=(1, 1))
+    b1, b2 = _th(-40, 4, 3, 0), _th(62, 6, 8, 2)
+
+    def run(a_team, game_winner):
+        hands = [
+            arena_match.HandRecord(0, 0, (), (), (), (x, y) if a_team == 0 else (y, x))
+            for x, y in ((a1, b1), (a2, b2))
+        ]
+        return arena_match.PlayResult(hands=hands, game_winners=[game_winner])
+
+    board = BoardResult(key=(0, 0), runs=[(Seating((), 0), run(0, 0)), (Seating((), 1), run(1, 0))])
+    s = summarize([board], "game", ("A", "B"))
+    assert s["hands"] == 4
+    assert s["margin_per_hand"] == {"mean": 105.0, "ci95": [105.0, 105.0]}  # (122 + 88) / 2
+    assert s["hand_win"]["rate"] == 1.0
+    assert s["game_win"]["k"] == 1.0 and s["game_win"]["n"] == 2  # A won as NS, lost as EW
+    ta, tb = s["teams"]
+    assert ta["points_per_hand"] == 116.0 and tb["points_per_hand"] == 11.0
+    assert (ta["set_rate"]["k"], ta["set_rate"]["n"]) == (0, 4) and (
+        tb["set_rate"]["k"],
+        tb["set_rate"]["n"],
+    ) == (2, 4)
+    assert ta["nil_success"]["rate"] == 1.0 and tb["nil_success"]["n"] == 0
+    assert ta["bags_per_hand"] == 1.0 and tb["bags_per_hand"] == 1.0
+    assert ta["bid_error"] == 1.0 and tb["bid_error"] == 1.5
+
+
+def test_hand_records_agree_with_the_scoring_core():
+    g = SpadesGame(RulesConfig().replace(max_hands=6), seed=21)
+    res = arena_match.play(g, [RandomPolicy(1), FirstLegal(), RandomPolicy(2), LastLegal()], "game")
+    assert len(res.hands) == 6
+    bags = (0, 0)
+    for h in res.hands:
+        bids = ["blind" if b == L.BID_BLIND_NIL else b for b in h.bids]
+        score = score_hand(bids, list(h.tricks), bags)
+        assert tuple(t.points for t in h.teams) == score.points
+        for team, t in enumerate(h.teams):
+            seats = (team, team + 2)
+            assert t.nil_bids == sum(h.bids[s] == 0 for s in seats)
+            assert t.nil_made == sum(h.bids[s] == 0 and h.tricks[s] == 0 for s in seats)
+            assert t.blind_bids == sum(h.bids[s] == L.BID_BLIND_NIL for s in seats)
+            assert t.contract == sum(h.bids[s] for s in seats if h.bids[s] not in (0, L.BID_BLIND_NIL))
+            assert (bags[team] + t.bags) % 10 == score.bags[team]
+        bags = score.bags
 
 
 # ---- duplicate pairing ---------------------------------------------------------------------
@@ -262,7 +316,7 @@ def test_spawned_workers_give_the_same_result(monkeypatch):
 def test_bad_policy_and_team_names_are_clear_errors():
     with pytest.raises(ValueError, match="joined by '\\+'"):
         arena_match.parse_team("a+b+c")
-    with pytest.raises((ValueError, OSError)):  # no loader yet, or no such file
+    with pytest.raises((ValueError, OSError, ImportError)):  # no loader (or torch), or no such file
         arena_match.resolve_policy("runs/no_such_model.safetensors", 0, RULES)
     with pytest.raises(ValueError, match="nosuchbot"):
         arena_match.resolve_policy("nosuchbot", 0, RULES)
