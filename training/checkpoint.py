@@ -1,0 +1,217 @@
+"""Checkpoints: safetensors weights plus JSON metadata; loading never unpickles.
+
+A checkpoint is a directory::
+
+    model.safetensors    network weights (actor.*, critic.*)
+    meta.json            format, observation version, action table, network shapes, rules,
+                         training config, evaluation results, code revision, counters
+    train_state.safetensors, train_state.json
+                         (optional) everything needed to resume training exactly: optimizer
+                         moments, torch and numpy generator states, the games in progress,
+                         seat roles, the opponent pool, scripted bots' histories
+
+Any of the three paths (the directory, ``model.safetensors`` or ``meta.json``) names the
+checkpoint. A missing file, a corrupt file, another observation version or action table, or
+weights of the wrong shape raise :class:`CheckpointError` naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from spades_env.core.actions import NUM_ACTIONS, action_to_str
+from spades_env.observation import OBS_SIZE, OBS_VERSION, STATE_VEC_SIZE
+from training.network import ActorCritic
+
+FORMAT = "spades_env.checkpoint/1"
+MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
+STATE_FILE, STATE_JSON = "train_state.safetensors", "train_state.json"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, corrupt or does not fit this code (names file and problem)."""
+
+
+def action_table() -> list[str]:
+    """Names of the action ids 0..69 as stored in every checkpoint."""
+    return [action_to_str(a) for a in range(NUM_ACTIONS)]
+
+
+def code_revision() -> str | None:
+    """``git rev-parse HEAD`` of the source tree, when available."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def checkpoint_dir(path: str | Path) -> Path:
+    """The checkpoint directory named by the directory itself, its weights or its metadata."""
+    p = Path(path)
+    if p.name in (MODEL_FILE, META_FILE, STATE_FILE, STATE_JSON):
+        p = p.parent
+    if not p.exists():
+        raise CheckpointError(f"{p}: no such checkpoint (missing directory)")
+    if not p.is_dir():
+        raise CheckpointError(f"{p}: a checkpoint is a directory holding {MODEL_FILE} and {META_FILE}")
+    return p
+
+
+def save_checkpoint(
+    path: str | Path,
+    model: ActorCritic,
+    meta: dict[str, Any],
+    train_tensors: dict[str, torch.Tensor] | None = None,
+    train_json: dict[str, Any] | None = None,
+) -> Path:
+    """Write a checkpoint directory atomically (a temporary directory renamed into place)."""
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+        save_file(weights, str(tmp / MODEL_FILE))
+        full = {
+            "format": FORMAT,
+            "obs_version": OBS_VERSION,
+            "obs_size": OBS_SIZE,
+            "critic_size": STATE_VEC_SIZE,
+            "actions": action_table(),
+            "arch": model.arch(),
+            "code_revision": code_revision(),
+            "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **meta,
+        }
+        (tmp / META_FILE).write_text(json.dumps(full, indent=2, sort_keys=False) + "\n")
+        if train_tensors is not None:
+            save_file({k: v.detach().cpu().contiguous() for k, v in train_tensors.items()}, str(tmp / STATE_FILE))
+            (tmp / STATE_JSON).write_text(json.dumps(train_json or {}) + "\n")
+        if dest.exists():
+            old = dest.with_name(f".{dest.name}.old.{os.getpid()}")
+            dest.rename(old)
+            tmp.rename(dest)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing file")
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"{path}: corrupt JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path}: corrupt metadata (not a JSON object)")
+    return data
+
+
+def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing file")
+    try:
+        return load_file(str(path))  # safetensors: no pickle
+    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
+        raise CheckpointError(f"{path}: corrupt safetensors file ({exc})") from None
+
+
+def load_meta(path: str | Path) -> dict[str, Any]:
+    """The checked metadata of a checkpoint (format, observation version, action table)."""
+    d = checkpoint_dir(path)
+    mp = d / META_FILE
+    meta = _read_json(mp)
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(f"{mp}: unknown checkpoint format {meta.get('format')!r} (expected {FORMAT!r})")
+    if meta.get("obs_version") != OBS_VERSION:
+        raise CheckpointError(
+            f"{mp}: observation version {meta.get('obs_version')!r} does not match this code's "
+            f"OBS_VERSION {OBS_VERSION}; the network was trained on another observation encoding"
+        )
+    if meta.get("actions") != action_table():
+        raise CheckpointError(f"{mp}: the action table differs from this code's action ids")
+    arch = meta.get("arch")
+    if not isinstance(arch, dict) or not {"hidden", "critic_hidden"} <= set(arch):
+        raise CheckpointError(f"{mp}: metadata has no valid 'arch' (network shapes)")
+    if arch.get("obs_size") != OBS_SIZE or arch.get("critic_size") != STATE_VEC_SIZE:
+        raise CheckpointError(
+            f"{mp}: network input sizes {arch.get('obs_size')}/{arch.get('critic_size')} do not match "
+            f"this code's observation ({OBS_SIZE}) and state ({STATE_VEC_SIZE}) sizes"
+        )
+    return meta
+
+
+def build_model(meta: dict[str, Any]) -> ActorCritic:
+    """An untrained network of the shapes recorded in ``meta``."""
+    a = meta["arch"]
+    return ActorCritic(
+        OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, tuple(a["hidden"]), tuple(a["critic_hidden"])
+    )
+
+
+def load_weights(model: torch.nn.Module, tensors: dict[str, torch.Tensor], where: Path, prefix: str = "") -> None:
+    """Copy ``tensors`` (keys ``prefix + name``) into ``model``, checking names and shapes."""
+    own = model.state_dict()
+    have = {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
+    missing = sorted(set(own) - set(have))
+    extra = sorted(set(have) - set(own))
+    if missing or extra:
+        raise CheckpointError(f"{where}: weights do not match the network: missing {missing[:4]}, unexpected {extra[:4]}")
+    for k, v in own.items():
+        if tuple(have[k].shape) != tuple(v.shape) or have[k].dtype != v.dtype:
+            raise CheckpointError(
+                f"{where}: weight {prefix}{k} has shape {tuple(have[k].shape)} {have[k].dtype}, "
+                f"the network expects {tuple(v.shape)} {v.dtype}"
+            )
+    model.load_state_dict(have)
+
+
+def load_checkpoint(path: str | Path) -> tuple[ActorCritic, dict[str, Any]]:
+    """The network and metadata of a checkpoint (checked; never unpickles)."""
+    d = checkpoint_dir(path)
+    meta = load_meta(d)
+    model = build_model(meta)
+    load_weights(model, _read_tensors(d / MODEL_FILE), d / MODEL_FILE)
+    model.eval()
+    return model, meta
+
+
+def load_train_state(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """The resume state of a checkpoint (tensors, JSON); an error if it was saved without one."""
+    d = checkpoint_dir(path)
+    if not (d / STATE_FILE).is_file():
+        raise CheckpointError(f"{d / STATE_FILE}: missing file (this checkpoint cannot resume training)")
+    return _read_tensors(d / STATE_FILE), _read_json(d / STATE_JSON)
+
+
+def update_meta(path: str | Path, **fields: Any) -> None:
+    """Add or replace top-level metadata fields (e.g. evaluation results) in place."""
+    d = checkpoint_dir(path)
+    meta = _read_json(d / META_FILE)
+    meta.update(fields)
+    tmp = d / (META_FILE + ".tmp")
+    tmp.write_text(json.dumps(meta, indent=2) + "\n")
+    tmp.replace(d / META_FILE)

@@ -1,0 +1,134 @@
+"""Training configs: YAML files in ``configs/train/`` loaded into frozen dataclasses.
+
+Every field of the dataclass is a key of the file; a missing key keeps its default. An unknown
+key, a value of the wrong type or one out of range raises :class:`ConfigError` naming the key
+and the file. ``key=value`` overrides (from the command line) are parsed as YAML scalars and
+checked the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """A training config with an unknown key or a bad value (the message names both)."""
+
+
+def _check(name: str, tp: Any, value: Any, where: str) -> Any:
+    """``value`` converted to the field type ``tp``, or a ConfigError."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for a in args:
+            if a is type(None):
+                continue
+            try:
+                return _check(name, a, value, where)
+            except ConfigError as exc:
+                errors.append(str(exc))
+        raise ConfigError(errors[0] if errors else f"{where}: bad value {value!r} for key {name!r}")
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{where}: key {name!r} must be a list, got {value!r}")
+        inner = args[0] if args else Any
+        return tuple(_check(name, inner, v, where) for v in value)
+    if tp is Any:
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: key {name!r} must be true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: key {name!r} must be an integer, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where}: key {name!r} must be a number, got {value!r}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: key {name!r} must be a string, got {value!r}")
+        return value
+    raise ConfigError(f"{where}: key {name!r} has an unsupported type {tp!r}")
+
+
+def parse_overrides(overrides: list[str] | None) -> dict[str, Any]:
+    """``["lr=1e-4", "hidden=[128,128]"]`` -> ``{"lr": 1e-4, "hidden": [128, 128]}`` (YAML values)."""
+    out: dict[str, Any] = {}
+    for item in overrides or []:
+        key, eq, text = item.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(f"override {item!r} is not key=value")
+        try:
+            out[key.strip()] = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"override {item!r}: not a YAML value ({exc})") from None
+    return out
+
+
+def build_config(cls: type[T], data: dict[str, Any], where: str) -> T:
+    """A ``cls`` instance from a dict, checking keys, types and the class's ``validate()``."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: a training config must be a mapping of keys to values")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    values = {}
+    for key, value in data.items():
+        if key not in names:
+            raise ConfigError(f"{where}: unknown key {key!r}; known keys: {', '.join(names)}")
+        values[key] = _check(key, hints[key], value, where)
+    obj = cls(**values)
+    problem = getattr(obj, "validate", lambda: None)()
+    if problem:
+        key, msg = problem
+        raise ConfigError(f"{where}: key {key!r}: {msg} (got {getattr(obj, key)!r})")
+    return obj
+
+
+def load_config(cls: type[T], path: str | Path | None = None, overrides: list[str] | None = None) -> T:
+    """Load ``cls`` from a YAML file (``None``: defaults) and apply ``key=value`` overrides."""
+    data: dict[str, Any] = {}
+    where = "defaults"
+    if path is not None:
+        p = Path(path)
+        where = str(p)
+        if not p.is_file():
+            raise ConfigError(f"{where}: no such config file")
+        try:
+            loaded = yaml.safe_load(p.read_text())
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{where}: not valid YAML ({exc})") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{where}: a training config must be a mapping of keys to values")
+        data.update(loaded)
+    ov = parse_overrides(overrides)
+    if ov:
+        build_config(cls, {**data}, where)  # errors in the file itself name the file
+        data.update(ov)
+        where = f"{where} with overrides {' '.join(overrides or [])}"
+    return build_config(cls, data, where)
+
+
+def config_to_dict(cfg: Any) -> dict[str, Any]:
+    """A plain JSON/YAML-ready dict of a config dataclass (tuples as lists)."""
+    out = {}
+    for f in dataclasses.fields(cfg):
+        v = getattr(cfg, f.name)
+        out[f.name] = list(v) if isinstance(v, tuple) else v
+    return out

@@ -1,0 +1,97 @@
+"""The actor-critic network: a masked-softmax actor on one seat's observation, and a
+centralized critic that reads the full state (every hand) but never acts.
+
+* actor: ``obs [N, 771] -> logits [N, 70]``; illegal actions get ``MASKED_LOGIT`` so their
+  probability is exactly 0, and the entropy is a sum over legal actions only.
+* critic: ``[obs of the acting seat, every seat's hand and discards relative to the acting
+  seat] [N, 1187] -> [N, 2]``: the value of the acting seat's team and of the other team.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+MASKED_LOGIT = -1.0e8
+"""Logit of an illegal action: exp() of it underflows to exactly 0 after the softmax."""
+
+
+def mlp(sizes: list[int], out: int, out_gain: float) -> nn.Sequential:
+    """Linear+ReLU layers of ``sizes`` then a linear output (orthogonal init, as in CleanRL)."""
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+        lin = nn.Linear(a, b)
+        nn.init.orthogonal_(lin.weight, 2**0.5)
+        nn.init.zeros_(lin.bias)
+        layers += [lin, nn.ReLU()]
+    last = nn.Linear(sizes[-1], out)
+    nn.init.orthogonal_(last.weight, out_gain)
+    nn.init.zeros_(last.bias)
+    layers.append(last)
+    return nn.Sequential(*layers)
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Logits with illegal actions (``mask == 0``) set to ``MASKED_LOGIT``."""
+    return torch.where(mask.bool(), logits, torch.full_like(logits, MASKED_LOGIT))
+
+
+def masked_entropy(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Entropy of the masked softmax, summed over legal actions only: ``[N]``."""
+    legal = mask.bool()
+    logp = torch.log_softmax(masked_logits(logits, mask), dim=-1)
+    return -(torch.where(legal, logp.exp() * logp, torch.zeros_like(logp))).sum(-1)
+
+
+class ActorCritic(nn.Module):
+    """Actor on the seat's observation, critic on the full state (see the module doc)."""
+
+    def __init__(
+        self,
+        obs_size: int,
+        critic_size: int,
+        num_actions: int,
+        hidden: tuple[int, ...] = (256, 256),
+        critic_hidden: tuple[int, ...] = (256, 256),
+    ) -> None:
+        super().__init__()
+        self.obs_size, self.critic_size, self.num_actions = obs_size, critic_size, num_actions
+        self.hidden, self.critic_hidden = tuple(hidden), tuple(critic_hidden)
+        self.actor = mlp([obs_size, *hidden], num_actions, 0.01)
+        self.critic = mlp([critic_size, *critic_hidden], 2, 1.0)
+
+    def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Masked logits ``[N, 70]``."""
+        return masked_logits(self.actor(obs), mask)
+
+    def value(self, critic_in: torch.Tensor) -> torch.Tensor:
+        """``[N, 2]``: value of the acting seat's team, and of the other team."""
+        return self.critic(critic_in)
+
+    def act(
+        self, obs: torch.Tensor, mask: torch.Tensor, generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Sample actions from the masked policy; returns (actions, their log-probabilities)."""
+        logp = torch.log_softmax(self.logits(obs, mask), dim=-1)
+        actions = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
+        return actions, logp.gather(-1, actions[:, None]).squeeze(-1)
+
+    def evaluate(
+        self, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-probabilities of ``actions`` and the masked entropy, both ``[N]``."""
+        raw = self.actor(obs)
+        logp = torch.log_softmax(masked_logits(raw, mask), dim=-1)
+        legal = mask.bool()
+        ent = -(torch.where(legal, logp.exp() * logp, torch.zeros_like(logp))).sum(-1)
+        return logp.gather(-1, actions[:, None]).squeeze(-1), ent
+
+    def arch(self) -> dict:
+        """The shapes that a checkpoint's metadata records to rebuild this network."""
+        return {
+            "obs_size": self.obs_size,
+            "critic_size": self.critic_size,
+            "num_actions": self.num_actions,
+            "hidden": list(self.hidden),
+            "critic_hidden": list(self.critic_hidden),
+        }

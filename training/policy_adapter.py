@@ -1,0 +1,86 @@
+"""A checkpoint as a :class:`spades_env.policy.Policy`: ``load_policy("checkpoints/x")``.
+
+The arena and ``spades play`` take a checkpoint by path: ``spades_env.arena.resolve_policy``
+hands path-like names to ``spades_env.checkpoint.load_policy``, a torch-free shim that imports
+this module only then. The policy samples from the masked softmax with its own seeded
+generator (``deterministic=True``: the most likely legal action).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from spades_env.core.rules import RulesConfig, load_rules
+from training.checkpoint import CheckpointError, checkpoint_dir, load_checkpoint
+from training.network import ActorCritic, masked_logits
+
+_CACHE: dict[tuple[str, int], tuple[ActorCritic, dict[str, Any]]] = {}
+_LOCK = threading.Lock()
+
+
+def _cached(path: str | Path) -> tuple[ActorCritic, dict[str, Any]]:
+    d = checkpoint_dir(path).resolve()
+    key = (str(d), (d / "model.safetensors").stat().st_mtime_ns if (d / "model.safetensors").exists() else 0)
+    with _LOCK:
+        if key not in _CACHE:
+            if len(_CACHE) > 16:
+                _CACHE.clear()
+            _CACHE[key] = load_checkpoint(d)
+        return _CACHE[key]
+
+
+class CheckpointPolicy:
+    """A trained actor playing one seat from its observation (Policy protocol)."""
+
+    def __init__(
+        self,
+        model: ActorCritic,
+        seed: int | None = None,
+        deterministic: bool = False,
+        name: str = "checkpoint",
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self.model = model
+        self.deterministic = deterministic
+        self.name = name
+        self.meta = meta or {}
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The action for one seat: sampled (or argmax) from the masked policy."""
+        mask = np.asarray(action_mask)
+        if not mask.any():
+            raise ValueError(f"{self.name}: the action mask has no legal action")
+        with torch.no_grad():
+            obs = torch.as_tensor(np.asarray(observation, dtype=np.float32)).reshape(1, -1)
+            logits = masked_logits(self.model.actor(obs), torch.as_tensor(mask).reshape(1, -1))[0]
+        if self.deterministic:
+            return int(torch.argmax(logits))
+        p = torch.softmax(logits.double(), -1).numpy()
+        p[mask == 0] = 0.0
+        p /= p.sum()
+        return int(self.rng.choice(p.size, p=p))
+
+
+def load_policy(
+    path: str | Path,
+    seed: int | None = None,
+    rules: RulesConfig | str | dict | None = None,
+    deterministic: bool = False,
+) -> CheckpointPolicy:
+    """A Policy from a checkpoint path (directory, ``model.safetensors`` or ``meta.json``);
+    ``rules``, when given, must have the checkpoint's number of players."""
+    model, meta = _cached(path)
+    if rules is not None:
+        want = load_rules(rules).num_players
+        have = (meta.get("rules") or {}).get("num_players", want)
+        if have != want:
+            raise CheckpointError(
+                f"{checkpoint_dir(path) / 'meta.json'}: trained for {have} players, asked to play {want}"
+            )
+    return CheckpointPolicy(model, seed=seed, deterministic=deterministic, name=str(path), meta=meta)
