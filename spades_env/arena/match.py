@@ -54,7 +54,12 @@ def resolve_policy(spec: PolicySpec, seed: int | None, rules: RulesConfig) -> Po
     for predicate, loader in _LOADERS:
         if predicate(spec):
             return loader(spec, seed, rules)
-    if _looks_like_path(spec):
+    try:
+        from spades_env.bots import POLICY_NAMES, make_policy
+    except ImportError:  # no bots registry: only "random"
+        POLICY_NAMES, make_policy = ("random",), None
+    base = spec.split(":", 1)[0].strip().lower()
+    if base not in POLICY_NAMES and _looks_like_path(spec):
         try:
             from spades_env.checkpoint import load_policy  # type: ignore[import-not-found]
         except ImportError:
@@ -63,10 +68,6 @@ def resolve_policy(spec: PolicySpec, seed: int | None, rules: RulesConfig) -> Po
                 "installed (spades_env.checkpoint.load_policy, or register_policy_loader)"
             ) from None
         return load_policy(spec, seed=seed, rules=rules)
-    try:
-        from spades_env.bots import make_policy
-    except ImportError:
-        make_policy = None
     if make_policy is not None:
         return make_policy(spec, seed=seed, rules=rules)
     if spec == "random":
