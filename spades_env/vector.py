@@ -4,8 +4,8 @@
 steps them all with one compiled loop (numba; ``parallel=True`` spreads the games over numba's
 threads, set with ``numba.set_num_threads``; the serial default is best when the cores are
 busy with other work, e.g. a learner; on a busy machine prefer numba's ``workqueue``
-threading layer, or ``OMP_WAIT_POLICY=PASSIVE``, to OpenMP's spinning waits). Every rule comes from :mod:`spades_env.core.engine`, the episode and
-reward knobs from :func:`spades_env.episode.settle` and the observation from
+threading layer, or ``OMP_WAIT_POLICY=PASSIVE``, to OpenMP's spinning waits). Every rule
+comes from :mod:`spades_env.core.engine`, the episode and reward knobs from :func:`spades_env.episode.settle` and the observation from
 :func:`spades_env.observation.encode_observation`, so a game of the batch is exactly a game of
 the AEC env. ``step`` returns preallocated buffers (overwritten by the next call; copy what you
 keep):
@@ -44,6 +44,11 @@ is checked against its mask before any is changed, and an illegal action raises
 actions. With ``illegal="penalty"`` an illegal action ends that game only: its acting seat
 gets ``illegal_reward`` (the others 0), ``terminated`` and ``illegal`` are set and the slot
 resets, as PettingZoo's ``TerminateIllegalWrapper`` does for one game.
+
+``step(actions, active=...)`` moves only the games where ``active`` is true (the adapters
+use it to play the other seats); ``state_vectors()`` gives ``encode_state`` of every game
+(``[B, 1187]``, the full deal, for centralized critics); ``observations=False`` skips
+writing observations (masks and seats are always written).
 
 ``play_random(n)`` plays ``n`` uniformly random legal decisions in every game entirely inside
 the compiled core (each game draws from its own generator, seeded by ``reset``), resetting
