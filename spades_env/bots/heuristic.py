@@ -105,13 +105,20 @@ class HeuristicPolicy(ScriptedBot):
     """L2: the expert heuristic (a Policy; acts on its own observation only)."""
 
     name = "heuristic"
+    nil_max_tricks = 2.6
+    """Bid Nil only with at most this many expected tricks..."""
+    nil_limit = 1.0
+    """...and a Nil danger below this (``nil_limit_weak`` after a partner's bid of 1-2)."""
+    nil_limit_weak = 0.6
+    bid_round = 0.5
+    """Added to the expected tricks before rounding down."""
 
     # ---- bidding ------------------------------------------------------------------------
     def blind(self, v: SeatView) -> int:
         own, other = v.scores
         partner_bid = v.bids[2] if v.num_seats == 4 else -1
         far_behind = other - own >= 200 and other >= v.target_score - 150
-        if far_behind and not is_nil(partner_bid):
+        if far_behind and v.num_seats == 4 and not is_nil(partner_bid):
             return ACTION_BLIND_NIL
         return ACTION_SEE_CARDS
 
@@ -124,13 +131,14 @@ class HeuristicPolicy(ScriptedBot):
         # Nil
         if v.num_seats == 4 and not is_nil(partner_bid):
             danger = nil_danger(hand)
-            limit = 0.75 if partner_bid < 0 or partner_bid >= 3 else 0.45
-            if t <= 2.2 and danger < limit:
+            limit = self.nil_limit if partner_bid < 0 or partner_bid >= 3 else self.nil_limit_weak
+            if t <= self.nil_max_tricks and danger < limit:
                 return 0
         elif v.num_seats == 2:
-            if t <= 1.6 and nil_danger(hand) < 0.5:
+            # no partner to cover it: only a hand that cannot take a trick
+            if t <= 0.8 and nil_danger(hand) <= 0.0:
                 return 0
-        bid = int(t + 0.3)
+        bid = int(t + self.bid_round)
         if v.bags[0] >= 7:
             bid = int(t + 0.55)
         if partner_bid >= 0 and is_nil(partner_bid):
