@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spades_env.bots import PolicyNameError, make_policy, parse_policy_name
+from spades_env.bots import PolicyNameError, make_policy, needs_true_state, parse_policy_name
 from spades_env.bots.heuristic import HeuristicPolicy, estimate_tricks
 from spades_env.bots.search import CheatingPolicy, SearchPolicy
 from spades_env.bots.view import VoidTracker, decode
@@ -35,6 +35,7 @@ def test_registry_parses_names_and_options():
     p = make_policy("search:samples=20", seed=1)
     assert isinstance(p, SearchPolicy) and p.samples == 20 and p.budget is None
     assert isinstance(make_policy("cheat:budget=0.1"), CheatingPolicy)
+    assert needs_true_state(make_policy("cheat")) and not needs_true_state(p)
 
 
 @pytest.mark.parametrize(
@@ -279,3 +280,30 @@ def test_search_is_deterministic_with_samples_and_seed():
     obs, mask = _obs(g, 1)
     acts = {SearchPolicy(samples=8, seed=9).act(obs, mask) for _ in range(3)}
     assert len(acts) == 1
+
+
+def test_void_tracker_remembers_a_discard_made_after_its_turn():
+    hands = [
+        "2C 3C 4C 5C 6C 7C 2D 3D 4D 5D 6D 7D 8D",
+        "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH",
+        "8C 9C TC JC QC KC AC 9D TD JD QD KD AD",
+        "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS",
+    ]
+    g = SpadesGame(dealer=3)
+    g.set_hand(hands=[h.split() for h in hands])
+    for _ in range(4):
+        g.apply(ACTION_SEE_CARDS)
+        g.apply(BID_BASE + 3)
+    bot = HeuristicPolicy()
+    for c in ("2C", "2H"):
+        g.apply(card_from_str(c))
+    obs, mask = _obs(g, 2)
+    assert bot.act(obs, mask) in np.flatnonzero(mask)
+    assert not bot.tracker.voids[1]  # W has not played yet
+    for c in ("8C", "2S", "3S", "3C", "3H"):  # W ruffs trick 1 and leads trick 2
+        g.apply(card_from_str(c))
+    obs, mask = _obs(g, 2)
+    bot.act(obs, mask)
+    voids = bot.tracker.voids
+    assert voids[1] & 1  # W (S's left) showed out of clubs in trick 1, after S played
+    assert voids[2] & 8 and voids[3] & 8  # N and E show out of spades in trick 2

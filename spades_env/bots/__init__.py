@@ -90,4 +90,12 @@ def make_policy(name: str, seed: int | None = None, rules: RulesConfig | str | d
     return cls(rules, seed=seed, **opts)
 
 
-__all__ = ["POLICY_NAMES", "PolicyNameError", "make_policy", "parse_policy_name"]
+def needs_true_state(policy: object) -> bool:
+    """Whether ``policy`` is a cheating evaluation bot that must be bound to the true state
+    (``policy.bind(lambda: state_row)``) before it acts. Such a policy is not a legal Policy."""
+    from spades_env.bots.search import CheatingPolicy
+
+    return isinstance(policy, CheatingPolicy)
+
+
+__all__ = ["POLICY_NAMES", "PolicyNameError", "make_policy", "needs_true_state", "parse_policy_name"]
