@@ -6,6 +6,7 @@ set rate, Nil success and bags per hand of team A.
 
     python benchmarks/bots_strength.py heuristic greedy --games 100
     python benchmarks/bots_strength.py search:samples=16 heuristic --hands 200
+    python benchmarks/bots_strength.py cheat:samples=1 search:samples=150 --hands 100
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spades_env.bots import make_policy  # noqa: E402
+from spades_env.bots import make_policy, needs_true_state  # noqa: E402
 from spades_env.core import layout as L  # noqa: E402
 from spades_env.core.engine import apply_action, legal_mask  # noqa: E402
 from spades_env.core.game import SpadesGame  # noqa: E402
@@ -28,11 +29,17 @@ from spades_env.core.rules import load_rules  # noqa: E402
 from spades_env.observation import OBS_SIZE, encode_observation  # noqa: E402
 
 
-def play(policies, rules, seed: int, max_hands: int | None = None, stats=None) -> tuple[int, int, int]:
+def play(
+    policies, rules, seed: int, max_hands: int | None = None, stats=None, clock=None
+) -> tuple[int, int, int]:
     """Play one game to the target (or ``max_hands`` hands) with ``policies[seat]``.
-    Returns (score NS, score EW, hands); appends per-hand records to ``stats``."""
+    Returns (score NS, score EW, hands); appends per-hand records to ``stats`` and adds
+    per-seat (seconds, card-play decisions) to ``clock``."""
     g = SpadesGame(rules, seed=seed)
     st, params = g.state, g.params
+    for p in policies:
+        if needs_true_state(p):  # the cheating upper bound reads the true deal
+            p.bind(lambda: st)
     obs = np.empty(OBS_SIZE, dtype=np.float32)
     mask = np.zeros(70, dtype=np.int8)
     hands = 0
@@ -55,7 +62,11 @@ def play(policies, rules, seed: int, max_hands: int | None = None, stats=None) -
         seat = int(st[L.TURN])
         encode_observation(st, params, seat, obs)
         legal_mask(st, params, mask)
+        t = time.perf_counter()
         a = policies[seat].act(obs, mask)
+        if clock is not None and phase == L.PH_PLAY:
+            clock[seat][0] += time.perf_counter() - t
+            clock[seat][1] += 1
         if apply_action(st, params, a) != 0:
             raise RuntimeError(f"seat {seat} played illegal action {a}")
     return int(st[L.SCORES]), int(st[L.SCORES + 1]), hands
@@ -105,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     count = args.hands if single else args.games
     margins, wins, a_stats, b_stats = [], 0, [], []
     a_hands = 0
+    a_clock = [0.0, 0]
     t0 = time.time()
     for i in range(count):
         seed = args.seed * 1_000_003 + i
@@ -114,22 +126,19 @@ def main(argv: list[str] | None = None) -> int:
                 name = args.a if (s % 2 == 0) != bool(swap) else args.b
                 pol.append(make_policy(name, seed=seed * 8 + s, rules=rules))
             stats = []
-            ns, ew, hands = play(pol, rules, seed, max_hands=1 if single else None, stats=stats)
+            clock = [[0.0, 0] for _ in range(n)]
+            ns, ew, hands = play(pol, rules, seed, max_hands=1 if single else None, stats=stats, clock=clock)
             a_team = swap  # team index of A
+            for s in range(a_team, n, 2):
+                a_clock[0] += clock[s][0]
+                a_clock[1] += clock[s][1]
             sa, sb = (ns, ew) if a_team == 0 else (ew, ns)
             margins.append((sa - sb) / hands)
             wins += sa > sb
             a_hands += hands
-            a_stats += (
-                [(b, t, d) for b, t, d in stats]
-                if a_team == 0
-                else [
-                    (b[1:] + b[:1] if n == 2 else b[1:] + b[:1], t[1:] + t[:1], d[::-1]) for b, t, d in stats
-                ]
-            )
-            b_stats += (
-                stats if a_team == 1 else [(b[1:] + b[:1], t[1:] + t[:1], d[::-1]) for b, t, d in stats]
-            )
+            rotated = [(b[1:] + b[:1], t[1:] + t[:1], d[::-1]) for b, t, d in stats]  # seat 1 first
+            a_stats += stats if a_team == 0 else rotated
+            b_stats += stats if a_team == 1 else rotated
         if (i + 1) % max(1, count // 10) == 0:
             print(f"  {i + 1}/{count} pairs, {time.time() - t0:.0f}s", flush=True)
     m = np.array(margins)
@@ -144,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"  points/hand margin A-B: {m.mean():+.1f}  (95% CI {np.percentile(boot, 2.5):+.1f}..{np.percentile(boot, 97.5):+.1f})"
+    )
+    print(
+        f"  A: {1000 * a_clock[0] / max(a_clock[1], 1):.1f} ms per card-play decision ({a_clock[1]} decisions)"
     )
     print(f"  A wins {wins}/{games} = {wins / games:.1%}  (Wilson 95% {lo:.1%}..{hi:.1%})")
     for name, c, s, nn, nm, bg in ((args.a, ca, sa_, na, nma, bga), (args.b, cb, sb_, nb, nmb, bgb)):
