@@ -19,9 +19,9 @@ class ScriptedBot:
     """Base class: ``act`` decodes the seat's observation and calls the phase method.
 
     Subclasses implement ``blind``, ``bid``, ``exchange``, ``play`` and ``draw``; each gets the
-    :class:`SeatView` and the legal cards / actions and returns an action id. Whatever a method
-    returns is checked against the mask (a bot bug falls back to the first legal action of the
-    right kind only after raising in debug mode, never silently plays an illegal action)."""
+    :class:`SeatView` and the legal cards / actions and returns an action id. What a method
+    returns is checked against the mask: a bot bug raises ``RuntimeError`` rather than playing
+    an illegal action. ``rules`` tells the bot the variant (default: tournament)."""
 
     name = "scripted"
 

@@ -148,7 +148,7 @@ class SeatView:
         return is_nil(self.bids[seat]) and self.tricks_won[seat] == 0
 
     # ---- rules questions, answered by the core ---------------------------------------------
-    def state_row(self, params: np.ndarray | None = None) -> np.ndarray:
+    def state_row(self) -> np.ndarray:
         """A core state row with the observer as seat 0 and other seats' hands empty."""
         row = np.zeros(L.STATE_SIZE, dtype=np.int64)
         n = self.num_seats
