@@ -103,7 +103,9 @@ def save_checkpoint(
         }
         (tmp / META_FILE).write_text(json.dumps(full, indent=2, sort_keys=False) + "\n")
         if train_tensors is not None:
-            save_file({k: v.detach().cpu().contiguous() for k, v in train_tensors.items()}, str(tmp / STATE_FILE))
+            save_file(
+                {k: v.detach().cpu().contiguous() for k, v in train_tensors.items()}, str(tmp / STATE_FILE)
+            )
             (tmp / STATE_JSON).write_text(json.dumps(train_json or {}) + "\n")
         if dest.exists():
             old = dest.with_name(f".{dest.name}.old.{os.getpid()}")
@@ -167,19 +169,21 @@ def load_meta(path: str | Path) -> dict[str, Any]:
 def build_model(meta: dict[str, Any]) -> ActorCritic:
     """An untrained network of the shapes recorded in ``meta``."""
     a = meta["arch"]
-    return ActorCritic(
-        OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, tuple(a["hidden"]), tuple(a["critic_hidden"])
-    )
+    return ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, tuple(a["hidden"]), tuple(a["critic_hidden"]))
 
 
-def load_weights(model: torch.nn.Module, tensors: dict[str, torch.Tensor], where: Path, prefix: str = "") -> None:
+def load_weights(
+    model: torch.nn.Module, tensors: dict[str, torch.Tensor], where: Path, prefix: str = ""
+) -> None:
     """Copy ``tensors`` (keys ``prefix + name``) into ``model``, checking names and shapes."""
     own = model.state_dict()
     have = {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
     missing = sorted(set(own) - set(have))
     extra = sorted(set(have) - set(own))
     if missing or extra:
-        raise CheckpointError(f"{where}: weights do not match the network: missing {missing[:4]}, unexpected {extra[:4]}")
+        raise CheckpointError(
+            f"{where}: weights do not match the network: missing {missing[:4]}, unexpected {extra[:4]}"
+        )
     for k, v in own.items():
         if tuple(have[k].shape) != tuple(v.shape) or have[k].dtype != v.dtype:
             raise CheckpointError(

@@ -162,7 +162,14 @@ class TrainConfig:
 
     def validate(self) -> tuple[str, str] | None:
         """The first (key, problem) of an out-of-range value, or None."""
-        positive = ("num_envs", "num_steps", "update_epochs", "num_minibatches", "pool_every", "total_decisions")
+        positive = (
+            "num_envs",
+            "num_steps",
+            "update_epochs",
+            "num_minibatches",
+            "pool_every",
+            "total_decisions",
+        )
         for k in positive:
             if getattr(self, k) < 1:
                 return k, "must be at least 1"
@@ -176,7 +183,10 @@ class TrainConfig:
             if not 0.0 <= getattr(self, k) <= 1.0:
                 return k, "must be in [0, 1]"
         if self.pool_opponent_share + self.scripted_opponent_share > 1.0:
-            return "scripted_opponent_share", "pool_opponent_share + scripted_opponent_share must be at most 1"
+            return (
+                "scripted_opponent_share",
+                "pool_opponent_share + scripted_opponent_share must be at most 1",
+            )
         if self.learning_rate <= 0:
             return "learning_rate", "must be positive"
         if (self.num_envs * self.num_steps) % self.num_minibatches:
@@ -418,7 +428,7 @@ class Trainer:
                 rew[i, w] += cfg.win_reward
                 rew[i, 1 - w] -= cfg.win_reward
             kinds = self.kind[i, : self.num_seats]
-            lt = [k for k in range(2) if (kinds[k :: 2] == LEARNER).any()]
+            lt = [k for k in range(2) if (kinds[k::2] == LEARNER).any()]
             self._stat("episode/truncated", float(res.truncated[i]))
             self._stat("episode/hands", float(fin[L.HAND_NUM]))
             if len(lt) == 1 and w >= 0:  # learner vs. a pool or scripted team
@@ -486,7 +496,9 @@ class Trainer:
         adv = torch.from_numpy(adv_pi.reshape(N))
         returns = torch.from_numpy(ret.reshape(N, 2))
         mb_size = N // cfg.num_minibatches
-        stats: dict[str, list[float]] = {k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac")}
+        stats: dict[str, list[float]] = {
+            k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac")
+        }
         for _epoch in range(cfg.update_epochs):
             perm = torch.randperm(N, generator=self.gen)
             kl_stop = False
@@ -586,13 +598,15 @@ class Trainer:
     def restore(self, path: str | Path) -> None:
         """Continue exactly from a checkpoint saved by :meth:`save` with compatible shapes."""
         meta = load_meta(path)
-        from training.checkpoint import checkpoint_dir, _read_tensors
+        from training.checkpoint import _read_tensors, checkpoint_dir
 
         d = checkpoint_dir(path)
-        if meta.get("arch", {}).get("hidden") != list(self.cfg.hidden) or meta["arch"].get("critic_hidden") != list(
-            self.cfg.critic_hidden
-        ):
-            raise CheckpointError(f"{d / 'meta.json'}: network shapes {meta['arch']} differ from the config's")
+        if meta.get("arch", {}).get("hidden") != list(self.cfg.hidden) or meta["arch"].get(
+            "critic_hidden"
+        ) != list(self.cfg.critic_hidden):
+            raise CheckpointError(
+                f"{d / 'meta.json'}: network shapes {meta['arch']} differ from the config's"
+            )
         load_weights(self.model, _read_tensors(d / "model.safetensors"), d / "model.safetensors")
         tensors, js = load_train_state(d)
         where = d / "train_state.safetensors"
@@ -611,7 +625,9 @@ class Trainer:
             e = self.engine
             states = tensors["env.states"].numpy()
             if states.shape != e.states.shape:
-                raise CheckpointError(f"{where}: games in progress have shape {states.shape}, num_envs needs {e.states.shape}")
+                raise CheckpointError(
+                    f"{where}: games in progress have shape {states.shape}, num_envs needs {e.states.shape}"
+                )
             e.states[:] = states
             e.game_seeds[:] = tensors["env.game_seeds"].numpy()
             e._k_observe(e.states, e.params, e._obs, e._mask, e._seat, True)
@@ -619,7 +635,9 @@ class Trainer:
                 getattr(self, k)[:] = tensors[f"roles.{k}"].numpy()
             self.pool = []
             for j in range(int(js["pool_size"])):
-                snap = ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, self.cfg.hidden, self.cfg.critic_hidden)
+                snap = ActorCritic(
+                    OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, self.cfg.hidden, self.cfg.critic_hidden
+                )
                 load_weights(snap, tensors, where, prefix=f"pool.{j}.")
                 snap.eval()
                 self.pool.append(snap)
@@ -640,7 +658,12 @@ class Trainer:
         out: dict[str, Any] = {"update": self.update, "decisions": self.decisions}
         for opp in cfg.eval_opponents:
             boards = run_duplicate(
-                (spec, spec), (opp, opp), cfg.eval_boards, seed=cfg.seed + 1, rules=rules, workers=cfg.eval_workers
+                (spec, spec),
+                (opp, opp),
+                cfg.eval_boards,
+                seed=cfg.seed + 1,
+                rules=rules,
+                workers=cfg.eval_workers,
             )
             s = summarize(boards, "game", names=("policy", opp))
             out[opp] = {
@@ -673,7 +696,11 @@ def plot_history(history_path: Path, out_png: Path) -> Path | None:
     for ax, keys, title in (
         (axes[0, 0], ("loss/pg_loss", "loss/v_loss"), "losses"),
         (axes[0, 1], ("train/entropy", "train/approx_kl"), "entropy, KL"),
-        (axes[1, 0], ("episode/win_vs_pool", "episode/win_vs_scripted", "episode/win_vs_scripted_scripted_partner"), "win rate in training games"),
+        (
+            axes[1, 0],
+            ("episode/win_vs_pool", "episode/win_vs_scripted", "episode/win_vs_scripted_scripted_partner"),
+            "win rate in training games",
+        ),
     ):
         for k in keys:
             pts = [(xx, r[k]) for xx, r in zip(x, rows, strict=True) if k in r]
@@ -726,7 +753,13 @@ def train(
     if cfg.progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=total_updates * per_update, initial=tr.decisions, unit="dec", unit_scale=True, desc=cfg.run_name)
+        bar = tqdm(
+            total=total_updates * per_update,
+            initial=tr.decisions,
+            unit="dec",
+            unit_scale=True,
+            desc=cfg.run_name,
+        )
     ckdir = run / "checkpoints"
     history = (run / "history.jsonl").open("a")
     try:
@@ -769,7 +802,8 @@ def train(
             if bar is not None:
                 bar.update(per_update)
                 bar.set_postfix(
-                    ent=f"{row.get('train/entropy', 0):.2f}", kl=f"{row.get('train/approx_kl', 0):.3f}",
+                    ent=f"{row.get('train/entropy', 0):.2f}",
+                    kl=f"{row.get('train/approx_kl', 0):.3f}",
                     dps=f"{row['perf/decisions_per_s']:.0f}",
                 )
         if tr.update >= total_updates:
@@ -791,7 +825,14 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m training.ppo --config FILE [--set key=value ...] [--run-dir DIR] [--resume CKPT]``."""
     p = argparse.ArgumentParser(prog="python -m training.ppo", description=__doc__.split("\n\n")[0])
     p.add_argument("--config", default=None, help="training config YAML (configs/train/*.yaml)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key",
+    )
     p.add_argument("--run-dir", default=None, help="output directory (default runs/<run_name>)")
     p.add_argument("--resume", default=None, help="checkpoint directory to continue from exactly")
     args = p.parse_args(argv)

@@ -1,0 +1,206 @@
+"""Single-agent Gymnasium env: one seat (or one team) learns, given Policies play the others.
+
+``gymnasium.make("Spades-v0", learner_seats=(0, 2), opponents=...)`` or :class:`SpadesGymEnv`.
+
+==================  ===============================================================
+observations        ``Box(771)`` float32: the acting learner seat's observation
+                    (:mod:`spades_env.observation`; relative to that seat)
+actions             ``Discrete(70)`` (see :mod:`spades_env.core.actions`)
+``action_masks()``  ``bool[70]``, the legal actions now (sb3-contrib ``MaskablePPO``);
+                    also ``info["action_mask"]`` (``int8``)
+reward              the learner team's reward (``episode.settle``: hand score change times
+                    ``reward_scale``, or +1/-1 for a win) summed since its last action
+episode             ``"hand"``, ``"game"`` (default) or ``"match"``; truncated when the
+                    rules' ``max_hands`` cuts a game short
+==================  ===============================================================
+
+The learner plays ``learner_seats`` (default North and South; ``(0,)`` in the two-player
+game); when it holds two seats, each step is whichever of them is to act. The other seats are
+played by ``opponents``: a Policy for all of them, a ``{seat: Policy}`` dict, bots registry
+names (``"heuristic"``), or ``None`` for random players; names get seeds from ``reset``.
+The rules run in :mod:`spades_env.core` through :class:`~spades_env.core.game.SpadesGame`;
+this module holds no rules and never imports torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from spades_env.core import layout as L
+from spades_env.core.actions import NUM_ACTIONS
+from spades_env.core.game import SpadesGame
+from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.episode import RUNNING, TERMINATED, episode_code, reward_code, settle
+from spades_env.observation import OBS_SIZE, encode_observation
+from spades_env.pettingzoo_env import observation_bounds
+from spades_env.policy import Policy, RandomPolicy
+
+ENV_ID = "Spades-v0"
+
+OpponentSpec = Policy | str | Mapping[int, Policy | str] | None
+
+
+class SpadesGymEnv(gymnasium.Env):
+    """One learner seat or team against given Policies (see the module docstring)."""
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        rules: RulesConfig | str | dict | None = None,
+        learner_seats: Sequence[int] | None = None,
+        opponents: OpponentSpec = None,
+        episode: str = "game",
+        reward: str = "score",
+        reward_scale: float = 0.01,
+        render_mode: str | None = None,
+    ) -> None:
+        self.rules = load_rules(rules)
+        self.params = self.rules.to_params()
+        n = self.rules.num_players
+        seats = tuple(
+            int(s) for s in (learner_seats if learner_seats is not None else ((0, 2) if n == 4 else (0,)))
+        )
+        if not seats or len(set(seats)) != len(seats) or any(not 0 <= s < n for s in seats):
+            raise ValueError(f"learner_seats must be distinct seats of 0..{n - 1}, got {learner_seats!r}")
+        if len({s % 2 for s in seats}) != 1:
+            raise ValueError(f"learner_seats must be one team (N/S or E/W), got {seats}")
+        self.learner_seats = seats
+        self.others = [s for s in range(n) if s not in seats]
+        if isinstance(opponents, Mapping):
+            missing = [s for s in self.others if s not in opponents]
+            if missing:
+                raise ValueError(f"opponents has no Policy for seat(s) {missing}")
+            self._specs = {s: opponents[s] for s in self.others}
+        else:
+            self._specs = {s: opponents for s in self.others}
+        for s, spec in self._specs.items():
+            if spec is not None and not isinstance(spec, (str, Policy)):
+                raise TypeError(
+                    f"opponent for seat {s} must be a Policy, a bot name or None, got {type(spec).__name__}"
+                )
+        self._episode, self._reward = episode_code(episode), reward_code(reward)
+        self.reward_scale = float(reward_scale)
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        low, high = observation_bounds(self.rules)
+        self.observation_space = spaces.Box(low, high, dtype=np.float32)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self._obs = np.zeros(OBS_SIZE, dtype=np.float32)
+        self._rew = np.zeros(4, dtype=np.float64)
+        self.game: SpadesGame | None = None
+        self.policies: dict[int, Policy] = {}
+
+    def _make_policies(self, rng: np.random.Generator) -> None:
+        seeds = rng.integers(2**62, size=4)
+        pols: dict[int, Policy] = {}
+        for s, spec in self._specs.items():
+            if spec is None:
+                pols[s] = RandomPolicy(int(seeds[s]))
+            elif isinstance(spec, str):
+                from spades_env.arena import resolve_policy
+
+                pols[s] = resolve_policy(spec, int(seeds[s]), self.rules)
+            else:
+                pols[s] = spec
+        self.policies = pols
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
+        """A new game (seeded through ``np_random``); the other seats play until the learner acts."""
+        super().reset(seed=seed)
+        game_seed = int(self.np_random.integers(2**63 - 1))
+        if seed is not None or not self.policies:
+            self._make_policies(self.np_random)
+        self.game = SpadesGame(self.rules, seed=game_seed)
+        reward, status = self._play_others()
+        if status != RUNNING:  # cannot happen: a hand needs the learner's cards
+            raise RuntimeError("the episode ended before the learner acted")
+        return self._observe(), self._info()
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """The learner's action, then the other seats' until the learner acts or the episode ends."""
+        if self.game is None:
+            raise RuntimeError("step() before reset()")
+        game = self.game
+        seat = int(game.state[L.TURN])
+        game.apply(int(action))  # IllegalActionError (nothing changed) for an illegal action
+        reward, status = self._settle()
+        if status == RUNNING:
+            more, status = self._play_others()
+            reward += more
+        done = status != RUNNING
+        obs = self._observe(seat if done else None)
+        info = self._info(done)
+        return obs, float(reward), status == TERMINATED, done and status != TERMINATED, info
+
+    def _settle(self) -> tuple[float, int]:
+        state = self.game.state
+        if state[L.PHASE] < L.PH_HAND_END:
+            return 0.0, RUNNING
+        status = settle(state, self.params, self._episode, self._reward, self.reward_scale, self._rew)
+        if status == RUNNING:
+            self.game.begin_hand_log()
+        return float(self._rew[self.learner_seats[0]]), status
+
+    def _play_others(self) -> tuple[float, int]:
+        game, total = self.game, 0.0
+        state = game.state
+        while True:
+            seat = int(state[L.TURN])
+            if seat in self.learner_seats:
+                return total, RUNNING
+            encode_observation(state, self.params, seat, self._obs)
+            game.apply(int(self.policies[seat].act(self._obs.copy(), game.legal_mask())))
+            r, status = self._settle()
+            total += r
+            if status != RUNNING:
+                return total, status
+
+    def _observe(self, seat: int | None = None) -> np.ndarray:
+        state = self.game.state
+        s = int(state[L.TURN]) if seat is None else seat
+        if s < 0 or s not in self.learner_seats:
+            s = self.learner_seats[0]
+        out = np.zeros(OBS_SIZE, dtype=np.float32)
+        encode_observation(state, self.params, s, out)
+        return out
+
+    def action_masks(self) -> np.ndarray:
+        """``bool[70]``: the legal actions of the learner seat to act (all False when done)."""
+        if self.game is None or self.game.state[L.TURN] < 0 or self.game.state[L.PHASE] >= L.PH_HAND_END:
+            return np.zeros(NUM_ACTIONS, dtype=bool)
+        return self.game.legal_mask().astype(bool)
+
+    def _info(self, done: bool = False) -> dict[str, Any]:
+        state = self.game.state
+        info: dict[str, Any] = {
+            "action_mask": self.action_masks().astype(np.int8),
+            "seat": int(state[L.TURN]),
+            "scores": (int(state[L.SCORES]), int(state[L.SCORES + 1])),
+        }
+        if done:
+            info["winner"] = int(state[L.GAME_WINNER])
+        return info
+
+    def render(self) -> str | None:
+        """The game as text (``render_mode="ansi"``)."""
+        return None if self.game is None else self.game.to_text()
+
+
+def register_env() -> None:
+    """Register ``Spades-v0`` with Gymnasium (done on import of this module; idempotent)."""
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="spades_env.gym_env:SpadesGymEnv")
+
+
+register_env()
+
+__all__ = ["ENV_ID", "SpadesGymEnv", "register_env"]
