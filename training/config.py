@@ -56,6 +56,11 @@ def _check(name: str, tp: Any, value: Any, where: str) -> Any:
             raise ConfigError(f"{where}: key {name!r} must be an integer, got {value!r}")
         return value
     if tp is float:
+        if isinstance(value, str):  # YAML 1.1 reads "1e-4" (no dot) as a string
+            try:
+                value = float(value)
+            except ValueError:
+                pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{where}: key {name!r} must be a number, got {value!r}")
         return float(value)

@@ -92,6 +92,9 @@ class TrainConfig:
     """Decisions per game per rollout (a rollout is ``num_envs * num_steps`` decisions)."""
     torch_threads: int = 1
     """``torch.set_num_threads`` (0: leave torch's default)."""
+    max_minutes: float = 0.0
+    """Stop after this many minutes of wall time in this process, saving and evaluating as at
+    the end (0: no limit; ``total_decisions`` still applies)."""
 
     hand_reward_scale: float = 0.01
     """Reward shaping: each team's hand score change times this, paid when a hand is scored."""
@@ -173,6 +176,8 @@ class TrainConfig:
         for k in positive:
             if getattr(self, k) < 1:
                 return k, "must be at least 1"
+        if self.max_minutes < 0:
+            return "max_minutes", "must be 0 or more"
         for k in ("checkpoint_every", "keep_checkpoints", "eval_every", "eval_boards", "eval_workers"):
             if getattr(self, k) < 0:
                 return k, "must be 0 or more"
@@ -708,7 +713,8 @@ def plot_history(history_path: Path, out_png: Path) -> Path | None:
                 ax.plot(*zip(*pts, strict=True), label=k.split("/")[-1])
         ax.set_title(title)
         ax.set_xlabel("decisions")
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
     ax = axes[1, 1]
     evals = [r for r in rows if "eval" in r]
     for opp in sorted({k for r in evals for k in r["eval"] if isinstance(r["eval"][k], dict)}):
@@ -762,6 +768,8 @@ def train(
         )
     ckdir = run / "checkpoints"
     history = (run / "history.jsonl").open("a")
+    started = time.monotonic()
+    out_of_time = False
     try:
         while tr.update < last_update:
             t0 = time.perf_counter()
@@ -774,7 +782,8 @@ def train(
             for k, v in tr.ep_stats.items():
                 row[k] = float(np.mean(v))
             tr.ep_stats = {}
-            final = tr.update == last_update
+            out_of_time = cfg.max_minutes > 0 and time.monotonic() - started > 60 * cfg.max_minutes
+            final = tr.update == last_update or out_of_time
             save_now = cfg.checkpoint_every and (tr.update % cfg.checkpoint_every == 0 or final)
             eval_now = final if not cfg.eval_every else (tr.update % cfg.eval_every == 0 or final)
             if save_now or eval_now:
@@ -806,7 +815,9 @@ def train(
                     kl=f"{row.get('train/approx_kl', 0):.3f}",
                     dps=f"{row['perf/decisions_per_s']:.0f}",
                 )
-        if tr.update >= total_updates:
+            if out_of_time:
+                break
+        if tr.update >= total_updates or out_of_time:
             latest = ckdir / "latest"
             if latest.exists():
                 shutil.rmtree(run / "final", ignore_errors=True)
