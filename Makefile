@@ -1,5 +1,5 @@
 # Two commands on a fresh machine:
-#   make run    the main job (installs what it needs into .venv first)
+#   make run    the main job: a short tournament of the baselines (table + runs/quick/tournament.png)
 #   make test   the test suite (the same command .ci/run calls)
 PY ?= python3
 VENV ?= .venv
@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml constraints.txt
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/spades demo --seed 0
+	$(BIN)/spades tournament --quick --out runs/quick
 
 test: $(STAMP)
 	$(BIN)/ruff check spades_env tests benchmarks
