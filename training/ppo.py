@@ -42,7 +42,6 @@ How it works
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import shutil
 import sys
@@ -546,7 +545,6 @@ class Trainer:
         out = {f"loss/{k}" if "loss" in k else f"train/{k}": float(np.mean(v)) for k, v in stats.items() if v}
         out["train/learning_rate"] = self.optimizer.param_groups[0]["lr"]
         out["train/learner_share"] = float(self.buf_learner.mean())
-        out["train/mean_reward"] = float(self.buf_reward.sum() / max(self.buf_done.sum(), 1) / 2)
         return out
 
     def _snapshot(self) -> None:
@@ -661,6 +659,9 @@ class Trainer:
         rules = cfg.rules_config(cfg.eval_max_hands)
         spec = str(ckpt)
         out: dict[str, Any] = {"update": self.update, "decisions": self.decisions}
+        if rules.num_players != 4:  # the arena's duplicate play is for partnerships
+            out["note"] = "no duplicate evaluation for the two-player rules"
+            return out
         for opp in cfg.eval_opponents:
             boards = run_duplicate(
                 (spec, spec),
@@ -704,13 +705,18 @@ def plot_history(history_path: Path, out_png: Path) -> Path | None:
         (
             axes[1, 0],
             ("episode/win_vs_pool", "episode/win_vs_scripted", "episode/win_vs_scripted_scripted_partner"),
-            "win rate in training games",
+            "win rate in training games (moving average)",
         ),
     ):
         for k in keys:
             pts = [(xx, r[k]) for xx, r in zip(x, rows, strict=True) if k in r]
             if pts:
-                ax.plot(*zip(*pts, strict=True), label=k.split("/")[-1])
+                xs, ys = (np.array(v) for v in zip(*pts, strict=True))
+                if k.startswith("episode/") and len(ys) >= 10:  # few games per update: smooth
+                    w = max(len(ys) // 20, 5)
+                    ys = np.convolve(ys, np.ones(w) / w, mode="valid")
+                    xs = xs[w - 1 :]
+                ax.plot(xs, ys, label=k.split("/")[-1])
         ax.set_title(title)
         ax.set_xlabel("decisions")
         if ax.get_legend_handles_labels()[0]:
@@ -863,4 +869,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["TrainConfig", "Trainer", "load_train_config", "main", "plot_history", "train", "dataclasses"]
+__all__ = ["TrainConfig", "Trainer", "load_train_config", "main", "plot_history", "train"]
