@@ -308,3 +308,24 @@ def test_play_parse_move_and_bad_names(monkeypatch, capsys):
     assert "nosuchbot" in capsys.readouterr().err
     assert main(["play", "--max-hands", "1"]) == 0
     assert "Bye." in capsys.readouterr().out
+
+
+def test_cli_takes_a_checkpoint_path_outside_the_checkout(smoke_run, tmp_path):
+    # `spades eval` run from elsewhere: spades_env.checkpoint finds training/ next to spades_env/
+    ckpt = str(smoke_run[0] / "final")
+    cmd = [
+        sys.executable,
+        "-m",
+        "spades_env.cli",
+        "eval",
+        ckpt,
+        "random",
+        "--games",
+        "2",
+        "--max-hands",
+        "2",
+        "--no-progress",
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "game win rate" in out.stdout and ckpt in out.stdout
