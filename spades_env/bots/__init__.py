@@ -8,7 +8,8 @@ name                       bot
 ``heuristic``              L2: expert rules (counting bids, Nil, cover / attack Nil, bags)
 ``search``                 L3: determinized (PIMC) search over the card play; options
                            ``budget`` (seconds per decision), ``samples`` (deals per
-                           decision), ``playout`` (``fast``), e.g. ``search:budget=0.1``,
+                           decision), ``max_samples``, ``noise`` (per mille of random
+                           playout cards, default 100), e.g. ``search:budget=0.1``,
                            ``search:samples=20``
 ``cheat``                  L4: the same search on the true deal; evaluation only, NOT a
                            legal policy: it must be bound to the game (see CheatingPolicy)
@@ -29,8 +30,8 @@ _OPTIONS: dict[str, dict[str, type]] = {
     "random": {},
     "greedy": {},
     "heuristic": {},
-    "search": {"budget": float, "samples": int, "max_samples": int},
-    "cheat": {"budget": float, "samples": int, "max_samples": int},
+    "search": {"budget": float, "samples": int, "max_samples": int, "noise": int},
+    "cheat": {"budget": float, "samples": int, "max_samples": int, "noise": int},
 }
 
 
@@ -65,7 +66,7 @@ def parse_policy_name(name: str) -> tuple[str, dict[str, Any]]:
                 raise PolicyNameError(
                     f"policy {name!r}: option {key}={val.strip()!r} is not a valid {kinds[key].__name__}"
                 ) from None
-            if value <= 0:
+            if value < 0 or (value == 0 and key != "noise"):
                 raise PolicyNameError(f"policy {name!r}: option {key} must be positive, got {value}")
             out[key] = value
     return base, out
