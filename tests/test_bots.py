@@ -36,6 +36,9 @@ def test_registry_parses_names_and_options():
     assert isinstance(p, SearchPolicy) and p.samples == 20 and p.budget is None
     assert isinstance(make_policy("cheat:budget=0.1"), CheatingPolicy)
     assert needs_true_state(make_policy("cheat")) and not needs_true_state(p)
+    assert make_policy("search:samples=2,noise=0").eps == 0
+    with pytest.raises(ValueError, match="noise"):
+        make_policy("search:noise=2000")
 
 
 @pytest.mark.parametrize(
