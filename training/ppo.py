@@ -760,7 +760,7 @@ def train(
     if cfg.tensorboard:
         from torch.utils.tensorboard import SummaryWriter
 
-        writer = SummaryWriter(str(run / "tb"), purge_step=tr.update or None)
+        writer = SummaryWriter(str(run / "tb"), purge_step=tr.decisions or None)
     bar = None
     if cfg.progress:
         from tqdm.auto import tqdm
@@ -773,7 +773,15 @@ def train(
             desc=cfg.run_name,
         )
     ckdir = run / "checkpoints"
-    history = (run / "history.jsonl").open("a")
+    hist_path = run / "history.jsonl"
+    if hist_path.is_file():  # a resumed run: drop what the first run logged after its checkpoint
+        keep = [
+            x
+            for x in hist_path.read_text().splitlines()
+            if x.strip() and json.loads(x)["update"] <= tr.update
+        ]
+        hist_path.write_text("".join(x + "\n" for x in keep))
+    history = hist_path.open("a")
     started = time.monotonic()
     out_of_time = False
     try:
