@@ -329,3 +329,20 @@ def test_cli_takes_a_checkpoint_path_outside_the_checkout(smoke_run, tmp_path):
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "game win rate" in out.stdout and ckpt in out.stdout
+
+
+def test_two_player_rules_train_and_play(tmp_path):
+    import gymnasium
+
+    import spades_env.gym_env  # noqa: F401
+
+    cfg = load_train_config(SMOKE, [*FAST, "rules=two_player", "max_hands=2", "total_decisions=512"])
+    tr = train(cfg, tmp_path / "two")
+    assert tr.update == 1 and tr.num_seats == 2
+    env = gymnasium.make("Spades-v0", rules=cfg.rules_config(), opponents=str(tmp_path / "two" / "final"))
+    obs, info = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, r, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        done = term or trunc
+    assert info["winner"] in (-1, 0, 1)

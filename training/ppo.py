@@ -733,7 +733,7 @@ def plot_history(history_path: Path, out_png: Path) -> Path | None:
     ax.set_title("duplicate evaluation: games won (95% CI)")
     ax.set_xlabel("decisions")
     ax.set_ylim(0, 1)
-    if evals:
+    if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out_png, dpi=100)
