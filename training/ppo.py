@@ -826,7 +826,7 @@ def train(
                 bar.update(per_update)
                 bar.set_postfix(
                     ent=f"{row.get('train/entropy', 0):.2f}",
-                    kl=f"{row.get('train/approx_kl', 0):.3f}",
+                    kl=f"{row.get('train/approx_kl', 0):.1e}",
                     dps=f"{row['perf/decisions_per_s']:.0f}",
                 )
             if out_of_time:
