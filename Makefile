@@ -21,7 +21,7 @@ run: $(STAMP)
 	$(BIN)/spades tournament --quick --out runs/quick
 
 test: $(STAMP)
-	$(BIN)/ruff check spades_env tests benchmarks
+	$(BIN)/ruff check spades_env training tests benchmarks
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: $(STAMP)
