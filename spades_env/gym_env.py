@@ -38,7 +38,7 @@ from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.episode import RUNNING, TERMINATED, episode_code, reward_code, settle
 from spades_env.observation import OBS_SIZE, encode_observation
 from spades_env.pettingzoo_env import observation_bounds
-from spades_env.policy import Policy, RandomPolicy
+from spades_env.policy import Policy, RandomPolicy, learner_seats_of
 
 ENV_ID = "Spades-v0"
 
@@ -63,13 +63,7 @@ class SpadesGymEnv(gymnasium.Env):
         self.rules = load_rules(rules)
         self.params = self.rules.to_params()
         n = self.rules.num_players
-        seats = tuple(
-            int(s) for s in (learner_seats if learner_seats is not None else ((0, 2) if n == 4 else (0,)))
-        )
-        if not seats or len(set(seats)) != len(seats) or any(not 0 <= s < n for s in seats):
-            raise ValueError(f"learner_seats must be distinct seats of 0..{n - 1}, got {learner_seats!r}")
-        if len({s % 2 for s in seats}) != 1:
-            raise ValueError(f"learner_seats must be one team (N/S or E/W), got {seats}")
+        seats = learner_seats_of(learner_seats, n)
         self.learner_seats = seats
         self.others = [s for s in range(n) if s not in seats]
         if isinstance(opponents, Mapping):

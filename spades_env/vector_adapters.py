@@ -34,7 +34,7 @@ from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.rules import RulesConfig
 from spades_env.observation import OBS_SIZE, encode_observation
 from spades_env.pettingzoo_env import observation_bounds
-from spades_env.policy import Policy, RandomPolicy
+from spades_env.policy import Policy, RandomPolicy, learner_seats_of
 from spades_env.vector import VectorSpades
 
 
@@ -64,13 +64,7 @@ class LearnerDriver:
         )
         self.num_envs = num_envs
         n = self.engine.num_seats
-        seats = tuple(
-            int(s) for s in (learner_seats if learner_seats is not None else ((0, 2) if n == 4 else (0,)))
-        )
-        if not seats or len(set(seats)) != len(seats) or any(not 0 <= s < n for s in seats):
-            raise ValueError(f"learner_seats must be distinct seats of 0..{n - 1}, got {learner_seats!r}")
-        if len({s % 2 for s in seats}) != 1:
-            raise ValueError(f"learner_seats must be one team (N/S or E/W), got {seats}")
+        seats = learner_seats_of(learner_seats, n)
         self.learner_seats = seats
         self.is_learner = np.zeros(4, dtype=np.bool_)
         self.is_learner[list(seats)] = True

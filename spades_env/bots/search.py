@@ -31,7 +31,7 @@ from spades_env.bots.heuristic import HeuristicPolicy
 from spades_env.bots.view import SeatView, decode, popcount
 from spades_env.core import layout as L
 from spades_env.core.engine import apply_action, legal_cards, trick_winner
-from spades_env.core.jit import jit
+from spades_env.core.jit import ctz, jit
 from spades_env.core.rng import below
 from spades_env.core.rules import RulesConfig
 
@@ -96,9 +96,7 @@ def playout_card(state, params):
     m = legal
     while m != 0:
         low = m & -m
-        c = 0
-        while (low >> c) != 1:
-            c += 1
+        c = ctz(low)
         cards[k] = c
         k += 1
         m ^= low
@@ -198,9 +196,7 @@ def rollout(state, params, rng, eps):
             for _ in range(pick):
                 m &= m - 1
             low = m & -m
-            c = 0
-            while (low >> c) != 1:
-                c += 1
+            c = ctz(low)
         else:
             c = playout_card(state, params)
         if apply_action(state, params, c) != 0:
@@ -224,9 +220,7 @@ def sample_deal(base, pool, counts, fixed, voids, rng, n_seats, out_hands):
         m = free
         while m != 0:
             low = m & -m
-            c = 0
-            while (low >> c) != 1:
-                c += 1
+            c = ctz(low)
             cards[k] = c
             k += 1
             m ^= low
