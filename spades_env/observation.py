@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from spades_env.core import layout as L
-from spades_env.core.engine import blind_eligible
+from spades_env.core.engine import blind_eligible, relative_seat, seat_after
 from spades_env.core.jit import ctz, jit
 
 OBS_VERSION = 1
@@ -119,10 +119,10 @@ def encode_observation(state, params, seat, out):
     out[O_PHASE + state[L.PHASE]] = 1.0
     turn = state[L.TURN]
     if turn >= 0:
-        out[O_TO_ACT + (turn - seat) % n] = 1.0
-    out[O_DEALER + (state[L.DEALER] - seat) % n] = 1.0
+        out[O_TO_ACT + relative_seat(seat, turn, n)] = 1.0
+    out[O_DEALER + relative_seat(seat, state[L.DEALER], n)] = 1.0
     for k in range(n):
-        abs_seat = (seat + k) % n
+        abs_seat = seat_after(seat, k, n)
         b = state[L.BIDS + abs_seat]
         out[O_BIDS + 16 * k + b + 1] = 1.0  # -1 -> 0, 0..13 -> 1..14, blind 14 -> 15
         _bits(out, O_PLAYED + 52 * k, state[L.PLAYED + abs_seat])
@@ -131,7 +131,7 @@ def encode_observation(state, params, seat, out):
             out[O_TRICK + 52 * k + c] = 1.0
         out[O_TRICKS_WON + k] = state[L.TRICKS_WON + abs_seat] / 13.0
     if state[L.TRICK_SIZE] > 0:
-        out[O_LEADER + (state[L.TRICK_LEADER] - seat) % n] = 1.0
+        out[O_LEADER + relative_seat(seat, state[L.TRICK_LEADER], n)] = 1.0
     team = seat % 2
     target = max(params[L.P_TARGET_SCORE], 1)
     for k in range(2):

@@ -49,9 +49,23 @@ def partner_of(seat, num_seats):
 
 
 @jit
+def seat_after(seat, k, n):
+    """``(seat + k) % n`` for ``0 <= seat, k < n``, without a division (hot path)."""
+    s = seat + k
+    return s - n if s >= n else s
+
+
+@jit
+def relative_seat(observer, seat, n):
+    """Where ``seat`` sits seen from ``observer``: ``(seat - observer) % n``, no division."""
+    d = seat - observer
+    return d + n if d < 0 else d
+
+
+@jit
 def first_seat(state):
     """The seat left of the dealer: bids first and leads the first trick."""
-    return (state[L.DEALER] + 1) % state[L.NUM_SEATS]
+    return seat_after(state[L.DEALER], 1, state[L.NUM_SEATS])
 
 
 @jit
@@ -62,7 +76,7 @@ def trick_winner(state):
     best_seat = leader
     best = state[L.TRICK_CARDS + leader]
     for k in range(1, state[L.TRICK_SIZE]):
-        seat = (leader + k) % n
+        seat = seat_after(leader, k, n)
         c = state[L.TRICK_CARDS + seat]
         cs = c // 13
         bs = best // 13
@@ -188,7 +202,7 @@ def _advance_bidding(state, params):
     n = state[L.NUM_SEATS]
     first = first_seat(state)
     for i in range(n):
-        seat = (first + i) % n
+        seat = seat_after(first, i, n)
         if state[L.BIDS + seat] == L.BID_NONE:
             state[L.TURN] = seat
             if n == 4 and blind_eligible(state, params, seat):
@@ -345,7 +359,7 @@ def _play_card(state, params, seat, card):
             state[L.SPADES_BROKEN] = 1
     state[L.TRICK_SIZE] += 1
     if state[L.TRICK_SIZE] < n:
-        state[L.TURN] = (seat + 1) % n
+        state[L.TURN] = seat_after(seat, 1, n)
         return
     w = trick_winner(state)
     for i in range(4):
@@ -440,6 +454,6 @@ def next_hand(state, params):
         state[L.HAND_NUM] = 0
         state[L.TRUNCATED] = 0
         state[L.GAME_WINNER] = -1
-    state[L.DEALER] = (state[L.DEALER] + 1) % state[L.NUM_SEATS]
+    state[L.DEALER] = seat_after(state[L.DEALER], 1, state[L.NUM_SEATS])
     shuffle_and_start_hand(state, params)
     return OK
