@@ -165,8 +165,9 @@ def test_view_decodes_the_observation():
     assert v.unseen == ((1 << 52) - 1) & ~v.hand & ~(1 << first)
 
 
-def test_void_tracker_sees_a_discard():
-    # N leads clubs, E has no club and discards: E (relative seat 3 of S) is void in clubs
+def _one_suit_each_bid_three() -> SpadesGame:
+    """N clubs and diamonds, E all hearts, S clubs and diamonds, W all spades; every seat
+    declines Blind Nil and bids 3; N (left of dealer W) is to lead."""
     hands = [
         "2C 3C 4C 5C 6C 7C 2D 3D 4D 5D 6D 7D 8D",
         "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH",
@@ -178,6 +179,12 @@ def test_void_tracker_sees_a_discard():
     for _ in range(4):
         g.apply(ACTION_SEE_CARDS)
         g.apply(BID_BASE + 3)
+    return g
+
+
+def test_void_tracker_sees_a_discard():
+    # N leads clubs, E has no club and discards: E (relative seat 3 of S) is void in clubs
+    g = _one_suit_each_bid_three()
     g.apply(card_from_str("2C"))
     g.apply(card_from_str("2H"))
     tracker = VoidTracker()
@@ -286,17 +293,7 @@ def test_search_is_deterministic_with_samples_and_seed():
 
 
 def test_void_tracker_remembers_a_discard_made_after_its_turn():
-    hands = [
-        "2C 3C 4C 5C 6C 7C 2D 3D 4D 5D 6D 7D 8D",
-        "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH",
-        "8C 9C TC JC QC KC AC 9D TD JD QD KD AD",
-        "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS",
-    ]
-    g = SpadesGame(dealer=3)
-    g.set_hand(hands=[h.split() for h in hands])
-    for _ in range(4):
-        g.apply(ACTION_SEE_CARDS)
-        g.apply(BID_BASE + 3)
+    g = _one_suit_each_bid_three()
     bot = HeuristicPolicy()
     for c in ("2C", "2H"):
         g.apply(card_from_str(c))

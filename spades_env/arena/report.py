@@ -206,12 +206,7 @@ def plot_matchups(summaries: Sequence[dict[str, Any]], path: str | Path, title: 
         axes[2].legend(fontsize=8)
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p, dpi=100)
-    plt.close(fig)
-    return p
+    return _save(fig, path)
 
 
 def plot_tournament(
@@ -276,9 +271,14 @@ def plot_tournament(
                 if panel == "matrix"
                 else f"Mixed partners vs {src['against']}"
             )
+    return _save(fig, path)
+
+
+def _save(fig: Any, path: str | Path) -> Path:
+    """Lay out, write (creating the folder) and close a figure; return its path."""
     fig.tight_layout()
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(p, dpi=100)
-    plt.close(fig)
+    _pyplot().close(fig)
     return p

@@ -86,20 +86,24 @@ def _need(state, team):
 
 
 @jit
+def _cards_into(mask, out):
+    """Write the card ids of a bit mask into ``out`` (ascending); return how many."""
+    k = 0
+    while mask != 0:
+        out[k] = ctz(mask)
+        k += 1
+        mask &= mask - 1
+    return k
+
+
+@jit
 def playout_card(state, params):
     """The fast playout policy's card for the seat to act (full-information heuristic)."""
     seat = state[L.TURN]
     n = state[L.NUM_SEATS]
     legal = legal_cards(state, params)
     cards = np.empty(13, dtype=np.int64)
-    k = 0
-    m = legal
-    while m != 0:
-        low = m & -m
-        c = ctz(low)
-        cards[k] = c
-        k += 1
-        m ^= low
+    k = _cards_into(legal, cards)
     if k == 1:
         return cards[0]
     size = state[L.TRICK_SIZE]
@@ -216,14 +220,7 @@ def sample_deal(base, pool, counts, fixed, voids, rng, n_seats, out_hands):
         free &= ~fixed[s]
     for attempt in range(30):
         relax = attempt >= 20
-        k = 0
-        m = free
-        while m != 0:
-            low = m & -m
-            c = ctz(low)
-            cards[k] = c
-            k += 1
-            m ^= low
+        k = _cards_into(free, cards)
         for i in range(k - 1, 0, -1):
             j = below(rng, 0, i + 1)
             t = cards[i]
