@@ -71,11 +71,14 @@ def load_policy(
     path: str | Path,
     seed: int | None = None,
     rules: RulesConfig | str | dict | None = None,
-    deterministic: bool = False,
+    deterministic: bool | None = None,
 ) -> CheckpointPolicy:
     """A Policy from a checkpoint path (directory, ``model.safetensors`` or ``meta.json``);
-    ``rules``, when given, must have the checkpoint's number of players."""
+    ``rules``, when given, must have the checkpoint's number of players. ``deterministic``
+    None: as the checkpoint's ``meta.json`` says (``policy.deterministic``, default false)."""
     model, meta = _cached(path)
+    if deterministic is None:
+        deterministic = bool((meta.get("policy") or {}).get("deterministic", False))
     if rules is not None:
         want = load_rules(rules).num_players
         have = (meta.get("rules") or {}).get("num_players", want)

@@ -125,6 +125,16 @@ class TrainConfig:
     norm_adv: bool = True
     """Normalize advantages per minibatch (over learner decisions)."""
 
+    init_from: str = ""
+    """Checkpoint whose weights start the run (e.g. a ``training.bc`` warm start; its network
+    shapes must match ``hidden`` / ``critic_hidden``). Empty: random initial weights."""
+    policy_warmup_updates: int = 0
+    """Updates at the start that train only the critic (the policy stays as initialized), so
+    that a warm-started policy is not pushed around by an untrained critic."""
+    deterministic: bool = False
+    """How the saved checkpoints play as a Policy (arena, CLI): the most likely legal action
+    (true) or a sample from the masked policy (false). Training always samples."""
+
     hidden: tuple[int, ...] = (256, 256)
     """Actor hidden layer sizes."""
     critic_hidden: tuple[int, ...] = (256, 256)
@@ -197,6 +207,10 @@ class TrainConfig:
             return "num_minibatches", "must divide num_envs * num_steps"
         if not self.hidden or not self.critic_hidden or min(self.hidden + self.critic_hidden) < 1:
             return "hidden", "layer sizes must be positive (at least one layer)"
+        if self.policy_warmup_updates < 0:
+            return "policy_warmup_updates", "must be 0 or more"
+        if self.init_from and not Path(self.init_from).exists():
+            return "init_from", "no such checkpoint"
         if self.pool_size < 0:
             return "pool_size", "must be 0 or more"
         if (self.scripted_opponent_share > 0 or self.scripted_partner_share > 0) and not self.scripted_bots:
@@ -322,6 +336,8 @@ class Trainer:
         self.decisions = 0
         self.eval_results: list[dict[str, Any]] = []
         self._assign_roles(np.arange(B))
+        if cfg.init_from and resume is None:
+            self._init_weights(cfg.init_from)
         if resume is not None:
             self.restore(resume)
         T = cfg.num_steps
@@ -337,6 +353,21 @@ class Trainer:
         self.buf_done = np.zeros((T, B), dtype=np.bool_)
         self._sv = np.zeros((B, STATE_VEC_SIZE), dtype=np.float32)
         self.ep_stats: dict[str, list[float]] = {}
+
+    def _init_weights(self, path: str | Path) -> None:
+        """Start from a checkpoint's weights (network shapes must match the config's)."""
+        from training.checkpoint import _read_tensors, checkpoint_dir
+
+        d = checkpoint_dir(path)
+        arch = load_meta(d).get("arch", {})
+        if arch.get("hidden") != list(self.cfg.hidden) or arch.get("critic_hidden") != list(
+            self.cfg.critic_hidden
+        ):
+            raise CheckpointError(
+                f"{d / 'meta.json'}: init_from network shapes {arch} differ from the config's "
+                f"hidden {list(self.cfg.hidden)} / critic_hidden {list(self.cfg.critic_hidden)}"
+            )
+        load_weights(self.model, _read_tensors(d / "model.safetensors"), d / "model.safetensors")
 
     # -- roles ------------------------------------------------------------------------------
     def _assign_roles(self, games: np.ndarray) -> None:
@@ -512,7 +543,7 @@ class Trainer:
                 crit = torch.cat([obs[mb], hidden[mb].float()], 1)
                 v_loss = 0.5 * ((self.model.value(crit) - returns[mb]) ** 2).mean()
                 loss = cfg.vf_coef * v_loss
-                if lmb.numel():
+                if lmb.numel() and self.update >= cfg.policy_warmup_updates:
                     logp, ent = self.model.evaluate(obs[lmb], mask[lmb], actions[lmb])
                     logratio = logp - old_logp[lmb]
                     ratio = logratio.exp()
@@ -562,6 +593,7 @@ class Trainer:
         return {
             "rules": self.rules.to_dict(),
             "config": config_to_dict(self.cfg),
+            "policy": {"deterministic": self.cfg.deterministic},
             "update": self.update,
             "decisions": self.decisions,
             "evaluation": self.eval_results,

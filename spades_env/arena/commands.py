@@ -1,10 +1,11 @@
-"""``spades eval`` and ``spades tournament``.
+"""``spades eval``, ``spades tournament`` and ``spades gauntlet``.
 
 spades eval heuristic greedy --games 200 --format game --seed 1 --workers 2 --out runs/eval
 spades eval heuristic+search:budget=0.1 heuristic --format hand --games 400
 spades tournament --teams random greedy heuristic --boards 4 --seed 1 --out runs/tour
 spades tournament --partners greedy heuristic --against heuristic --boards 4
-spades tournament --quick          # the short baseline tournament of the README
+spades tournament --quick          # the short baseline tournament
+spades gauntlet checkpoints/spades_ppo_v1 --games 200 --out runs/gauntlet   # the README's main job
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from spades_env.arena import report
 from spades_env.arena.duplicate import run_duplicate, seatings
+from spades_env.arena.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, gauntlet_table, run_gauntlet
 from spades_env.arena.match import FORMATS, parse_team, team_label
 from spades_env.arena.stats import summarize
 from spades_env.arena.tournament import run_bracket, run_mixed_table, run_round_robin
@@ -98,6 +100,29 @@ def register(subparsers: Any) -> None:
     _common(t)
     t.set_defaults(func=cmd_tournament)
 
+    g = subparsers.add_parser(
+        "gauntlet",
+        help="one policy against the baselines (table + plot)",
+        description="POLICY (a checkpoint path or a bots name) partnered with itself against each "
+        "--opponents team, and partnered with --partner against two --partner players; duplicate deals, "
+        "95%% CIs, one table row per matchup, gauntlet.json and gauntlet.png with --out.",
+    )
+    g.add_argument("policy")
+    g.add_argument("--games", type=int, default=200, help="units per matchup, rounded up to whole boards")
+    g.add_argument(
+        "--opponents",
+        nargs="+",
+        default=list(DEFAULT_OPPONENTS),
+        help=f"opponent policies, each as a team of two (default {' '.join(DEFAULT_OPPONENTS)})",
+    )
+    g.add_argument(
+        "--partner",
+        default=DEFAULT_PARTNER,
+        help=f"the mixed-pair matchup's partner and opponents ('' to skip; default {DEFAULT_PARTNER})",
+    )
+    _common(g)
+    g.set_defaults(func=cmd_gauntlet)
+
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run ``spades eval``."""
@@ -172,4 +197,33 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         j = report.write_json(args.out / "tournament.json", out)
         png = report.plot_tournament(rr, args.out / "tournament.png", mixed=mx, bracket=out.get("bracket"))
         print(f"wrote {j}" + (f" and {png}" if png else ""))
+    return 0
+
+
+def cmd_gauntlet(args: argparse.Namespace) -> int:
+    """Run ``spades gauntlet``."""
+    rules = _rules(args)
+    if args.games < 1:
+        raise SystemExit(f"spades gauntlet: --games must be at least 1 (got {args.games})")
+    t0 = time.perf_counter()
+    summaries = run_gauntlet(
+        args.policy,
+        args.games,
+        rules=rules,
+        opponents=args.opponents,
+        partner=args.partner or None,
+        fmt=args.fmt,
+        seed=args.seed,
+        workers=args.workers,
+        progress=not args.no_progress,
+    )
+    seconds = round(time.perf_counter() - t0, 1)
+    print(gauntlet_table(args.policy, summaries))
+    print(f"({seconds} s)")
+    if args.out is not None:
+        data = {"policy": args.policy, "seed": args.seed, "rules": rules.to_dict(), "seconds": seconds}
+        data["matchups"] = summaries
+        j = report.write_json(args.out / "gauntlet.json", data)
+        png = report.plot_matchups(summaries, args.out / "gauntlet.png", title=f"gauntlet of {args.policy}")
+        print(f"wrote {j}" + (f" and {png}" if png else " (no matplotlib: no plot)"))
     return 0

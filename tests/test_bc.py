@@ -1,0 +1,117 @@
+"""Behaviour cloning (training.bc) and PPO's warm start from it (init_from, policy warm-up)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("safetensors")
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from spades_env.core.rules import load_rules  # noqa: E402
+from training.bc import fit, load_bc_config, run, teacher_chunk  # noqa: E402
+from training.checkpoint import CheckpointError, load_checkpoint  # noqa: E402
+from training.config import ConfigError  # noqa: E402
+from training.ppo import load_train_config, train  # noqa: E402
+
+SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
+BC = ROOT / "configs" / "train" / "bc.yaml"
+TINY = [
+    "decisions=3000",
+    "chunk_decisions=1500",
+    "num_envs=16",
+    "workers=1",
+    "hidden=[32, 32]",
+    "critic_hidden=[32, 32]",
+    "epochs=2",
+    "batch_size=256",
+    "progress=false",
+    "torch_threads=1",
+    "teacher=greedy",
+]
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    torch.set_num_threads(1)
+
+
+def test_bc_config_loads_and_rejects_bad_values():
+    cfg = load_bc_config(BC)
+    assert cfg.teacher == "heuristic" and cfg.hidden == (512, 512)
+    with pytest.raises(ConfigError, match="'teacher'"):
+        load_bc_config(BC, ["teacher=nobody"])
+    with pytest.raises(ConfigError, match="'val_share'"):
+        load_bc_config(BC, ["val_share=0.9"])
+    with pytest.raises(ConfigError, match="unknown key 'epoch'"):
+        load_bc_config(BC, ["epoch=3"])
+
+
+def test_teacher_data_is_legal_deterministic_and_the_teachers_choice():
+    a = teacher_chunk("tournament", "heuristic", 500, 8, seed=3)
+    b = teacher_chunk("tournament", "heuristic", 500, 8, seed=3)
+    for k in a:
+        assert np.array_equal(a[k], b[k]), k
+    assert a["obs"].shape == (500, 771) and a["mask"].shape == (500, 70)
+    acts = a["action"].astype(np.int64)
+    assert a["mask"][np.arange(500), acts].all()  # every recorded action is legal
+    assert np.abs(a["obs"].astype(np.float32)).max() <= 1.0
+    c = teacher_chunk("tournament", "heuristic", 500, 8, seed=4)
+    assert not np.array_equal(a["obs"], c["obs"])  # another seed, other deals
+
+
+def test_fit_learns_the_teacher():
+    cfg = load_bc_config(BC, TINY + ["decisions=6000", "epochs=6", "learning_rate=0.003"])
+    data = teacher_chunk(cfg.rules, cfg.teacher, cfg.decisions, cfg.num_envs, seed=1)
+    model, history = fit(cfg, data)
+    # imitation is far better than the masked uniform choice on held-out decisions
+    legal = data["mask"].sum(1)
+    uniform = float(np.mean(1.0 / legal))
+    assert history[-1]["val_accuracy"] > uniform + 0.25
+    assert history[-1]["loss"] < history[0]["loss"]
+
+
+def test_bc_run_saves_a_deterministic_policy_and_ppo_starts_from_it(tmp_path):
+    ck = run(load_bc_config(BC, TINY), tmp_path / "bc")
+    model, meta = load_checkpoint(ck)
+    assert meta["bc"]["teacher"] == "greedy" and meta["policy"]["deterministic"] is True
+    from spades_env.arena import resolve_policy
+
+    pol = resolve_policy(str(ck), 0, load_rules("tournament"))
+    assert pol.deterministic
+
+    ov = [
+        "tensorboard=false",
+        "eval_boards=0",
+        "progress=false",
+        f"init_from={ck}",
+        "policy_warmup_updates=2",
+        "total_decisions=2048",
+    ]
+    # the warm-up updates train the critic only: the actor still equals the BC actor
+    tr = train(load_train_config(SMOKE, ov), tmp_path / "ppo", stop_update=2)
+    for k, v in model.actor.state_dict().items():
+        assert torch.equal(tr.model.actor.state_dict()[k], v), k
+    assert any(
+        not torch.equal(tr.model.critic.state_dict()[k], v) for k, v in model.critic.state_dict().items()
+    )
+    tr = train(load_train_config(SMOKE, ov), tmp_path / "ppo2")  # then the policy moves
+    assert any(
+        not torch.equal(tr.model.actor.state_dict()[k], v) for k, v in model.actor.state_dict().items()
+    )
+
+
+def test_init_from_checks_the_path_and_shapes(tmp_path):
+    with pytest.raises(ConfigError, match="'init_from': no such checkpoint"):
+        load_train_config(SMOKE, [f"init_from={tmp_path / 'missing'}"])
+    ck = run(load_bc_config(BC, TINY + ["decisions=200", "chunk_decisions=200"]), tmp_path / "bc")
+    cfg = load_train_config(SMOKE, ["progress=false", "tensorboard=false", f"init_from={ck}", "hidden=[16]"])
+    with pytest.raises(CheckpointError, match="init_from network shapes"):
+        train(cfg, tmp_path / "ppo")

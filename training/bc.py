@@ -1,0 +1,302 @@
+"""Behaviour cloning: a warm start for PPO that imitates a scripted player.
+
+Run::
+
+    python -m training.bc --config configs/train/bc.yaml [--set key=value ...] [--out runs/bc]
+
+1. **Data.** ``workers`` processes play games on the batched engine with every seat played by
+   the ``teacher`` bot (a registry name, e.g. ``heuristic``), and record each decision's
+   observation, action mask and the teacher's action. Bots are re-created every hand with a
+   seed from (seed, chunk, game, seat, hand), so the data is a function of the config.
+2. **Fit.** The actor of an :class:`~training.network.ActorCritic` is trained by cross-entropy
+   on the masked logits (illegal actions never get probability), with a held-out share of the
+   data for the accuracy printed after every epoch.
+3. **Save.** A checkpoint (``<out>/final``) that the arena and the CLI take by path, and that
+   ``training.ppo`` starts from with ``init_from``. Its critic is untrained: PPO's
+   ``policy_warmup_updates`` fits it before the policy moves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from spades_env.core import layout as L
+from spades_env.core.actions import NUM_ACTIONS
+from spades_env.core.rules import load_rules
+from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE
+from training.checkpoint import save_checkpoint
+from training.config import ConfigError, config_to_dict, load_config
+from training.network import ActorCritic, masked_logits
+
+
+@dataclass(frozen=True)
+class BCConfig:
+    """Every knob of a behaviour-cloning run (``configs/train/bc*.yaml``)."""
+
+    run_name: str = "bc"
+    """Name of the run: the default output directory is ``runs/<run_name>``."""
+    seed: int = 0
+    """Seed of the deals, the teacher bots, the initial weights and the minibatches."""
+    rules: str = "tournament"
+    """Rules preset name or YAML path."""
+    teacher: str = "heuristic"
+    """Bots registry name of the player to imitate (plays all seats)."""
+    decisions: int = 1_000_000
+    """Teacher decisions to record."""
+    chunk_decisions: int = 200_000
+    """Decisions per data chunk (one chunk is one worker task on fresh games)."""
+    num_envs: int = 128
+    """Games in lockstep per chunk."""
+    workers: int = 2
+    """Processes generating data."""
+    val_share: float = 0.02
+    """Share of the data held out for the accuracy."""
+    hidden: tuple[int, ...] = (256, 256)
+    """Actor hidden layer sizes (PPO's ``hidden`` must match to start from this)."""
+    critic_hidden: tuple[int, ...] = (256, 256)
+    """Critic hidden layer sizes (saved untrained; PPO's ``critic_hidden`` must match)."""
+    epochs: int = 3
+    """Passes over the data."""
+    batch_size: int = 2048
+    """Minibatch size."""
+    learning_rate: float = 1e-3
+    """Adam learning rate, decayed to 0 along a cosine."""
+    torch_threads: int = 2
+    """``torch.set_num_threads`` for the fit (0: torch's default)."""
+    progress: bool = True
+    """Show progress bars."""
+
+    def validate(self) -> tuple[str, str] | None:
+        checks = [
+            ("decisions", self.decisions > 0, "must be > 0"),
+            ("chunk_decisions", self.chunk_decisions > 0, "must be > 0"),
+            ("num_envs", self.num_envs > 0, "must be > 0"),
+            ("workers", self.workers > 0, "must be > 0"),
+            ("val_share", 0.0 <= self.val_share < 0.5, "must be in [0, 0.5)"),
+            ("epochs", self.epochs > 0, "must be > 0"),
+            ("batch_size", self.batch_size > 0, "must be > 0"),
+            ("learning_rate", self.learning_rate > 0, "must be > 0"),
+            ("hidden", len(self.hidden) > 0 and min(self.hidden) > 0, "needs positive layer sizes"),
+        ]
+        for name, ok, why in checks:
+            if not ok:
+                return name, why
+        try:
+            load_rules(self.rules)
+        except Exception as exc:  # noqa: BLE001 - any rules problem is a config problem
+            return "rules", str(exc)
+        from spades_env.bots import make_policy
+
+        try:
+            make_policy(self.teacher, seed=0, rules=load_rules(self.rules))
+        except Exception as exc:  # noqa: BLE001
+            return "teacher", str(exc)
+        return None
+
+
+def load_bc_config(path: str | Path | None, overrides: list[str] | None = None) -> BCConfig:
+    """A validated :class:`BCConfig` from a YAML file and ``key=value`` overrides."""
+    return load_config(BCConfig, path, overrides)
+
+
+# ---- 1. data ----------------------------------------------------------------------------------
+def teacher_chunk(rules_name: str, teacher: str, n: int, num_envs: int, seed: int) -> dict[str, np.ndarray]:
+    """``n`` decisions of fresh games with every seat played by ``teacher``:
+    ``obs`` float16 ``[n, OBS_SIZE]``, ``mask`` bool ``[n, 70]``, ``action`` int8 ``[n]``."""
+    from spades_env.bots import make_policy
+    from spades_env.vector import VectorSpades
+
+    rules = load_rules(rules_name)
+    eng = VectorSpades(num_envs, rules, episode="game", reward="score", seed=seed)
+    res = eng.reset(seed=seed)
+    steps = -(-n // num_envs)
+    obs = np.empty((steps * num_envs, OBS_SIZE), dtype=np.float16)
+    mask = np.empty((steps * num_envs, NUM_ACTIONS), dtype=np.bool_)
+    action = np.empty(steps * num_envs, dtype=np.int8)
+    bots: dict[tuple[int, int], tuple[Any, int]] = {}
+    acts = np.zeros(num_envs, dtype=np.int64)
+    for t in range(steps):
+        hands = eng.states[:, L.TOTAL_HANDS]
+        for i in range(num_envs):
+            key = (i, int(res.seat[i]))
+            entry = bots.get(key)
+            if entry is None or entry[1] != hands[i]:
+                bseed = int(np.random.SeedSequence([seed, i, key[1], int(hands[i]), t]).generate_state(1)[0])
+                entry = (make_policy(teacher, seed=bseed, rules=rules), int(hands[i]))
+                bots[key] = entry
+            acts[i] = entry[0].act(res.obs[i], res.mask[i])
+        rows = slice(t * num_envs, (t + 1) * num_envs)
+        obs[rows] = res.obs
+        mask[rows] = res.mask
+        action[rows] = acts
+        res = eng.step(acts)
+    return {"obs": obs[:n], "mask": mask[:n], "action": action[:n]}
+
+
+def _chunk_task(args: tuple) -> dict[str, np.ndarray]:
+    torch.set_num_threads(1)
+    return teacher_chunk(*args)
+
+
+def generate(cfg: BCConfig) -> dict[str, np.ndarray]:
+    """All the teacher data of a run, generated by ``cfg.workers`` processes."""
+    sizes = [cfg.chunk_decisions] * (cfg.decisions // cfg.chunk_decisions)
+    if cfg.decisions % cfg.chunk_decisions:
+        sizes.append(cfg.decisions % cfg.chunk_decisions)
+    tasks = [(cfg.rules, cfg.teacher, n, cfg.num_envs, cfg.seed * 1_000_003 + k) for k, n in enumerate(sizes)]
+    bar = None
+    if cfg.progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=cfg.decisions, unit="dec", unit_scale=True, desc=f"{cfg.teacher} data")
+    data = {
+        "obs": np.empty((cfg.decisions, OBS_SIZE), dtype=np.float16),
+        "mask": np.empty((cfg.decisions, NUM_ACTIONS), dtype=np.bool_),
+        "action": np.empty(cfg.decisions, dtype=np.int8),
+    }
+    at = 0
+
+    def put(part: dict[str, np.ndarray]) -> None:  # filled in place: no second copy of the data
+        nonlocal at
+        n = len(part["action"])
+        for k, v in part.items():
+            data[k][at : at + n] = v
+        at += n
+        if bar is not None:
+            bar.update(n)
+
+    if cfg.workers == 1:
+        for task in tasks:
+            put(_chunk_task(task))
+    else:
+        with get_context("spawn").Pool(cfg.workers) as pool:
+            for part in pool.imap(_chunk_task, tasks):  # ordered: the data is seed-determined
+                put(part)
+    if bar is not None:
+        bar.close()
+    return data
+
+
+# ---- 2. fit -------------------------------------------------------------------------------------
+def _accuracy(model: ActorCritic, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor) -> float:
+    hits = 0
+    with torch.no_grad():
+        for s in range(0, len(action), 8192):
+            logits = masked_logits(model.actor(obs[s : s + 8192].float()), mask[s : s + 8192])
+            hits += int((logits.argmax(-1) == action[s : s + 8192]).sum())
+    return hits / max(len(action), 1)
+
+
+def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[dict[str, float]]]:
+    """Train an actor by masked cross-entropy on the teacher's actions; returns it and the
+    per-epoch history (loss, train and held-out accuracy)."""
+    if cfg.torch_threads > 0:
+        torch.set_num_threads(cfg.torch_threads)
+    torch.manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    model = ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, cfg.hidden, cfg.critic_hidden)
+    obs = torch.from_numpy(data["obs"])
+    mask = torch.from_numpy(data["mask"])
+    action = torch.from_numpy(data["action"].astype(np.int64))
+    n = len(action)
+    order = torch.randperm(n, generator=gen)
+    n_val = int(n * cfg.val_share)
+    val, train_idx = order[:n_val], order[n_val:]
+    opt = torch.optim.Adam(model.actor.parameters(), lr=cfg.learning_rate)
+    steps_per_epoch = -(-len(train_idx) // cfg.batch_size)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=cfg.epochs * steps_per_epoch)
+    history: list[dict[str, float]] = []
+    for epoch in range(cfg.epochs):
+        perm = train_idx[torch.randperm(len(train_idx), generator=gen)]
+        it = range(0, len(perm), cfg.batch_size)
+        if cfg.progress:
+            from tqdm.auto import tqdm
+
+            it = tqdm(it, total=steps_per_epoch, desc=f"epoch {epoch + 1}/{cfg.epochs}", unit="batch")
+        total, hits, count = 0.0, 0, 0
+        for s in it:
+            mb = perm[s : s + cfg.batch_size]
+            logits = masked_logits(model.actor(obs[mb].float()), mask[mb])
+            loss = torch.nn.functional.cross_entropy(logits, action[mb])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(mb)
+            hits += int((logits.detach().argmax(-1) == action[mb]).sum())
+            count += len(mb)
+        row = {
+            "epoch": epoch + 1,
+            "loss": total / max(count, 1),
+            "train_accuracy": hits / max(count, 1),
+            "val_accuracy": _accuracy(model, obs[val], mask[val], action[val]) if n_val else float("nan"),
+        }
+        history.append(row)
+        print(json.dumps(row), flush=True)
+    return model, history
+
+
+# ---- 3. the run ---------------------------------------------------------------------------------
+def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
+    """Generate, fit and save; returns the checkpoint directory ``<out>/final``."""
+    out_dir = Path(out) if out is not None else Path("runs") / cfg.run_name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "config.json").write_text(json.dumps(config_to_dict(cfg), indent=2) + "\n")
+    t0 = time.monotonic()
+    data = generate(cfg)
+    t1 = time.monotonic()
+    print(f"data: {len(data['action'])} decisions in {t1 - t0:.0f} s", flush=True)
+    model, history = fit(cfg, data)
+    t2 = time.monotonic()
+    meta = {
+        "rules": load_rules(cfg.rules).to_dict(),
+        "config": config_to_dict(cfg),
+        "trainer": "training.bc",
+        "policy": {"deterministic": True},  # imitation of a deterministic teacher: play the argmax
+        "bc": {
+            "teacher": cfg.teacher,
+            "decisions": int(len(data["action"])),
+            "history": history,
+            "data_seconds": round(t1 - t0, 1),
+            "fit_seconds": round(t2 - t1, 1),
+        },
+        "decisions": int(len(data["action"])),
+        "evaluation": [],
+    }
+    path = save_checkpoint(out_dir / "final", model, meta)
+    (out_dir / "history.json").write_text(json.dumps(history, indent=2) + "\n")
+    print(f"saved {path} ({t2 - t0:.0f} s in all)", flush=True)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m training.bc --config FILE [--set key=value ...] [--out DIR]``."""
+    p = argparse.ArgumentParser(prog="python -m training.bc", description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", default=None, help="behaviour-cloning config YAML")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--out", default=None, help="output directory (default runs/<run_name>)")
+    args = p.parse_args(argv)
+    try:
+        cfg = load_bc_config(args.config, args.overrides)
+    except ConfigError as exc:
+        print(f"training.bc: {exc}", file=sys.stderr)
+        return 2
+    run(cfg, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+__all__ = ["BCConfig", "fit", "generate", "load_bc_config", "main", "run", "teacher_chunk"]
