@@ -109,8 +109,9 @@ def test_bc_run_saves_a_deterministic_policy_and_ppo_starts_from_it(tmp_path):
 
 
 def test_init_from_checks_the_path_and_shapes(tmp_path):
-    with pytest.raises(ConfigError, match="'init_from': no such checkpoint"):
-        load_train_config(SMOKE, [f"init_from={tmp_path / 'missing'}"])
+    missing = load_train_config(SMOKE, ["progress=false", f"init_from={tmp_path / 'missing'}"])
+    with pytest.raises(CheckpointError, match="no such checkpoint"):
+        train(missing, tmp_path / "nowhere")
     ck = run(load_bc_config(BC, TINY + ["decisions=200", "chunk_decisions=200"]), tmp_path / "bc")
     cfg = load_train_config(SMOKE, ["progress=false", "tensorboard=false", f"init_from={ck}", "hidden=[16]"])
     with pytest.raises(CheckpointError, match="init_from network shapes"):

@@ -209,8 +209,6 @@ class TrainConfig:
             return "hidden", "layer sizes must be positive (at least one layer)"
         if self.policy_warmup_updates < 0:
             return "policy_warmup_updates", "must be 0 or more"
-        if self.init_from and not Path(self.init_from).exists():
-            return "init_from", "no such checkpoint"
         if self.pool_size < 0:
             return "pool_size", "must be 0 or more"
         if (self.scripted_opponent_share > 0 or self.scripted_partner_share > 0) and not self.scripted_bots:
