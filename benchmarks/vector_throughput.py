@@ -7,10 +7,12 @@ Figures (a decision is one action of one seat: blind nil choice, bid, exchange c
 
 * ``outside``: ``VectorSpades.step`` with observations (771 float32 of the seat to act) and
   masks for every game, the actions chosen each step by numpy outside the core, as a training
-  loop would (a uniformly random legal action: the highest of random 16-bit keys over the
-  legal actions). ``loop`` counts the whole loop; ``engine`` only the time inside ``step``.
-  B = 1024 and 4096; one thread (serial kernels) and two threads (``parallel=True``,
-  ``numba.set_num_threads(2)``).
+  loop would (``RandomLegal``: a uniformly random legal action, the highest of random 16-bit
+  keys over the legal actions, drawn with ``random_raw`` into one array per step). ``loop``
+  counts the whole loop; ``engine`` only the time inside ``step``. B = 1024 and 4096; one
+  thread (serial kernels, one sampler thread) and two threads (``parallel=True``,
+  ``numba.set_num_threads(2)``, the numpy sampling split over two Python threads: numpy
+  releases the GIL).
 * ``inside``: ``VectorSpades.play_random``: random legal decisions chosen inside the compiled
   core, no observations (one refresh at the end of each call).
 * OpenSpiel (optional, ``pip install open_spiel``): its C++ random simulation
@@ -46,7 +48,7 @@ except ModuleNotFoundError:  # run from a checkout without installing
 import numba  # noqa: E402
 
 from spades_env.core import layout as L  # noqa: E402
-from spades_env.vector import VectorSpades  # noqa: E402
+from spades_env.vector import RandomLegal, VectorSpades  # noqa: E402
 
 _COMPILE_SNIPPET = """
 import time
@@ -74,22 +76,6 @@ def compile_times() -> tuple[float, float]:
     return out[0], out[1]
 
 
-class Sampler:
-    """A uniformly random legal action per game, in numpy: argmax of random 16-bit keys
-    (never 0) over the legal actions."""
-
-    def __init__(self, num_envs: int, seed: int = 0) -> None:
-        self.rng = np.random.default_rng(seed)
-        self.keys = np.empty((num_envs, 70), dtype=np.uint16)
-        self.n = num_envs * 70 * 2
-
-    def __call__(self, mask: np.ndarray) -> np.ndarray:
-        raw = np.frombuffer(self.rng.bytes(self.n), dtype=np.uint16).reshape(self.keys.shape)
-        np.bitwise_or(raw, 1, out=self.keys)
-        np.multiply(self.keys, mask, out=self.keys, casting="unsafe")
-        return self.keys.argmax(axis=1)
-
-
 class Clock:
     """Wall time and this process's CPU time (all threads) since ``start``."""
 
@@ -100,11 +86,13 @@ class Clock:
         return time.perf_counter() - self.wall0, time.process_time() - self.cpu0
 
 
-def bench_outside(num_envs: int, parallel: bool, seconds: float) -> tuple[float, float, float]:
+def bench_outside(num_envs: int, threads: int, seconds: float) -> tuple[float, float, float]:
     """(loop decisions/s, engine-only decisions/s, loop decisions per CPU second) with
-    observations and masks."""
+    observations and masks; ``threads`` numba threads for the engine and Python threads for
+    the numpy sampler (one thread: serial kernels)."""
+    parallel = threads > 1
     v = VectorSpades(num_envs, "tournament", episode="game", seed=1, parallel=parallel)
-    sample = Sampler(num_envs)
+    sample = RandomLegal(num_envs, seed=0, threads=threads)
     res = v.reset(1)
     for _ in range(20):  # warm up (kernels, caches)
         res = v.step(sample(res.mask))
@@ -227,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         if parallel:
             numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         for B in args.sizes:
-            loop, engine, loop_cpu = bench_outside(B, parallel, s)
+            loop, engine, loop_cpu = bench_outside(B, threads, s)
             inside, inside_cpu = bench_inside(B, parallel, s)
             rows.append((threads, B, loop, engine, inside, loop_cpu, inside_cpu))
             print(

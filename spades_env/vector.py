@@ -50,6 +50,9 @@ use it to play the other seats); ``state_vectors()`` gives ``encode_state`` of e
 (``[B, 1187]``, the full deal, for centralized critics); ``observations=False`` skips
 writing observations (masks and seats are always written).
 
+:class:`RandomLegal` chooses a uniformly random legal action per game from the masks in numpy,
+outside the core, as cheaply as a training loop can (the benchmark's actions).
+
 ``play_random(n)`` plays ``n`` uniformly random legal decisions in every game entirely inside
 the compiled core (each game draws from its own generator, seeded by ``reset``), resetting
 finished episodes, for simulation and throughput measurement.
@@ -58,6 +61,7 @@ finished episodes, for simulation and throughput measurement.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -343,6 +347,64 @@ _KERNELS = {
     False: (_reset_serial, _step_serial, _play_random_serial, _observe_serial, _state_serial),
     True: (_reset_parallel, _step_parallel, _play_random_parallel, _observe_parallel, _state_parallel),
 }
+
+
+# ---- actions chosen outside the core -------------------------------------------------------
+class RandomLegal:
+    """A uniformly random legal action per game from a batch of masks, in numpy (outside the
+    core, as a training loop chooses): the argmax of random 16-bit keys (1..65535) over the
+    legal actions. The keys come from the bit generator's ``random_raw`` (70 per game, no
+    copies), then two in-place passes and one ``argmax``; a tie between two legal keys
+    (probability about ``2**-16`` per pair) goes to the lower action.
+
+    ``threads > 1`` splits the games into that many contiguous blocks, each with its own
+    generator (``SeedSequence(seed).spawn``, or ``Generator.spawn``), sampled in parallel
+    Python threads (numpy releases the GIL in these passes); the draws then depend on
+    ``threads`` as well as on the seed."""
+
+    def __init__(
+        self, num_envs: int, seed: int | np.random.Generator | None = None, threads: int = 1
+    ) -> None:
+        if int(threads) < 1:
+            raise ValueError(f"threads must be at least 1, got {threads!r}")
+        self.num_envs = B = int(num_envs)
+        self.threads = k = min(int(threads), B)
+        if k == 1:
+            rngs = [seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)]
+        elif isinstance(seed, np.random.Generator):
+            rngs = seed.spawn(k)
+        else:
+            rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(k)]
+        cuts = [B * j // k for j in range(k + 1)]
+        self._blocks = [(lo, hi, rng) for lo, hi, rng in zip(cuts[:-1], cuts[1:], rngs, strict=True)]
+        self._mask16 = np.empty((B, NUM_ACTIONS), dtype=np.uint16)
+        self._pool = ThreadPoolExecutor(k - 1) if k > 1 else None
+
+    def __call__(self, mask: np.ndarray) -> np.ndarray:
+        """Actions ``[B]`` (int64): a legal action of each row of ``mask`` ``[B, 70]`` (0/1;
+        every row must have a legal action)."""
+        if mask.shape != self._mask16.shape:
+            raise ValueError(f"mask must have shape {self._mask16.shape}, got {mask.shape}")
+        actions = np.empty(self.num_envs, dtype=np.int64)
+        if self._pool is None:
+            self._block(mask, actions, *self._blocks[0])
+        else:
+            futures = [self._pool.submit(self._block, mask, actions, *b) for b in self._blocks[1:]]
+            self._block(mask, actions, *self._blocks[0])
+            for f in futures:
+                f.result()
+        return actions
+
+    def _block(
+        self, mask: np.ndarray, actions: np.ndarray, lo: int, hi: int, rng: np.random.Generator
+    ) -> None:
+        m16 = self._mask16[lo:hi]
+        raw = rng.bit_generator.random_raw(-(-m16.size // 4)).view(np.uint16)
+        keys = raw[: m16.size].reshape(m16.shape)
+        np.copyto(m16, mask[lo:hi], casting="unsafe")
+        np.maximum(keys, 1, out=keys)
+        np.multiply(keys, m16, out=keys)
+        keys.argmax(axis=1, out=actions[lo:hi])
 
 
 # ---- the engine ----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from spades_env.core.rules import load_rules, preset_names
 from spades_env.episode import RUNNING, TERMINATED, TRUNCATED, episode_code, reward_code, settle
 from spades_env.observation import OBS_SIZE, SLICES, STATE_VEC_SIZE, encode_observation, encode_state
 from spades_env.vector import (
+    RandomLegal,
     VectorSpades,
     next_game_seed,
     reset_env_seeds,
@@ -429,3 +430,54 @@ def test_parallel_kernels_give_the_same_games():
     p.play_random(300)
     assert np.array_equal(s.states, p.states)
     assert np.array_equal(s.state_vectors(), p.state_vectors())
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_random_legal_picks_legal_actions_of_real_games(threads):
+    """The numpy sampler the benchmark uses: every action legal (step raises otherwise), in
+    every phase of real games, one or several sampler threads; the same seed, the same
+    actions."""
+    v = VectorSpades(37, "tournament", episode="hand", seed=5)
+    w = VectorSpades(37, "tournament", episode="hand", seed=5)
+    sa, sb = RandomLegal(37, seed=9, threads=threads), RandomLegal(37, seed=9, threads=threads)
+    ra, rb = v._result(), w._result()
+    phases = set()
+    for _ in range(500):
+        a, b = sa(ra.mask), sb(rb.mask)
+        assert a.dtype == np.int64 and a.shape == (37,)
+        assert np.all(ra.mask[np.arange(37), a] == 1)
+        assert np.array_equal(a, b)
+        phases.update(int(x) for x in v.states[:, L.PHASE])
+        ra, rb = v.step(a), w.step(b)
+    assert {L.PH_BLIND, L.PH_BID, L.PH_PLAY} <= phases
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_random_legal_is_uniform_over_the_legal_actions(threads):
+    """Each legal action of a mask is chosen with probability 1 / (number legal), every one
+    of the 70 positions included; illegal ones never (counts within 5 standard deviations)."""
+    B = 4000
+    rng = np.random.default_rng(0)
+    mask = np.zeros((B, 70), dtype=np.int8)
+    mask[: B // 2, [0, 13, 51, 52, 66, 69]] = 1  # first half: 6 legal actions
+    mask[B // 2 :, 40:54] = 1  # second half: 14 legal actions
+    sample = RandomLegal(B, seed=rng, threads=threads)
+    counts = np.zeros((2, 70))
+    reps = 60
+    for _ in range(reps):
+        a = sample(mask)
+        counts[0] += np.bincount(a[: B // 2], minlength=70)
+        counts[1] += np.bincount(a[B // 2 :], minlength=70)
+    for half, legal in ((0, [0, 13, 51, 52, 66, 69]), (1, list(range(40, 54)))):
+        n = reps * B // 2
+        p = 1 / len(legal)
+        assert counts[half].sum() == n
+        assert counts[half][np.setdiff1d(np.arange(70), legal)].sum() == 0
+        assert np.all(np.abs(counts[half][legal] - n * p) < 5 * np.sqrt(n * p * (1 - p)))
+
+
+def test_random_legal_bad_input():
+    with pytest.raises(ValueError, match="shape"):
+        RandomLegal(4)(np.ones((5, 70), dtype=np.int8))
+    with pytest.raises(ValueError, match="threads"):
+        RandomLegal(4, threads=0)
