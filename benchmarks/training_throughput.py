@@ -34,7 +34,10 @@ import torch  # noqa: E402
 def bench_ours(config: str, overrides: list[str], updates: int) -> tuple[float, float, float]:
     from training.ppo import Trainer, load_train_config
 
-    cfg = load_train_config(config, [*overrides, "eval_boards=0", "tensorboard=false", "checkpoint_every=0"])
+    # init_from off: the starting weights do not change the cost of a decision
+    cfg = load_train_config(
+        config, [*overrides, "eval_boards=0", "tensorboard=false", "checkpoint_every=0", "init_from="]
+    )
     tr = Trainer(cfg, "/tmp/unused_bench")
     tr.collect()
     tr.learn(updates + 1)  # warm-up (compiles, allocates)
