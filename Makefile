@@ -1,5 +1,5 @@
 # Two commands on a fresh machine:
-#   make run    the main job: a short tournament of the baselines (table + runs/quick/tournament.png)
+#   make run    the main job: the shipped policy against the baselines (table + runs/gauntlet/gauntlet.png)
 #   make test   the test suite (the same command .ci/run calls)
 PY ?= python3
 VENV ?= .venv
@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q -c constraints.txt
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench install clean
+.PHONY: run tournament test lint bench install clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -18,6 +18,9 @@ $(STAMP): pyproject.toml constraints.txt
 install: $(STAMP)
 
 run: $(STAMP)
+	$(BIN)/spades gauntlet checkpoints/spades_ppo_v1 --games 500 --out runs/gauntlet
+
+tournament: $(STAMP)
 	$(BIN)/spades tournament --quick --out runs/quick
 
 test: $(STAMP)

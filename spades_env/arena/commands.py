@@ -111,9 +111,9 @@ def register(subparsers: Any) -> None:
     g.add_argument("--games", type=int, default=200, help="units per matchup, rounded up to whole boards")
     g.add_argument(
         "--opponents",
-        nargs="+",
+        nargs="*",
         default=list(DEFAULT_OPPONENTS),
-        help=f"opponent policies, each as a team of two (default {' '.join(DEFAULT_OPPONENTS)})",
+        help=f"opponent policies, each as a team of two (none: only the mixed pair; default {' '.join(DEFAULT_OPPONENTS)})",
     )
     g.add_argument(
         "--partner",
@@ -205,6 +205,8 @@ def cmd_gauntlet(args: argparse.Namespace) -> int:
     rules = _rules(args)
     if args.games < 1:
         raise SystemExit(f"spades gauntlet: --games must be at least 1 (got {args.games})")
+    if not args.opponents and not args.partner:
+        raise SystemExit("spades gauntlet: nothing to play (no --opponents and no --partner)")
     t0 = time.perf_counter()
     summaries = run_gauntlet(
         args.policy,
