@@ -42,7 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except ValueError as exc:  # bad names, rules, checkpoints, records: the message says what and where
+        print(f"spades {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -68,3 +68,18 @@ def test_cli_writes_json_and_plot(tmp_path, capsys):
 def test_cli_rejects_no_games():
     with pytest.raises(SystemExit, match="--games must be at least 1"):
         main(["gauntlet", "greedy", "--games", "0"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["gauntlet", "random", "--rules", "two_player", "--games", "2"], "needs the four-player game"),
+        (["gauntlet", "nosuchbot", "--games", "2", "--no-progress"], "unknown policy 'nosuchbot'"),
+        (["eval", "/nonexistent/ckpt", "random", "--games", "2", "--no-progress"], "no such checkpoint"),
+    ],
+)
+def test_cli_bad_input_is_a_message_not_a_traceback(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert err.startswith(f"spades {argv[0]}: ") or f"\nspades {argv[0]}: " in err
