@@ -27,6 +27,9 @@ How it works
   with ``scripted_opponent_share`` it is a scripted bot (``scripted_bots``); with
   ``scripted_partner_share`` the learner's partner is a scripted bot (no shared conventions).
   Scripted bots are Python Policies acting on observations (slow), so keep those shares small.
+* **Warm start.** ``init_from`` loads a checkpoint's weights (e.g. a behaviour-cloned
+  policy from :mod:`training.bc`); ``policy_warmup_updates`` then trains only the critic for
+  that many updates, so an untrained critic does not push the policy around.
 * **Masking.** Illegal actions get a logit of -1e8 (probability exactly 0) and the entropy is
   summed over legal actions only (:mod:`training.network`).
 * **Exact resume.** A checkpoint holds the weights, Adam's moments, the torch and numpy
