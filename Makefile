@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q -c constraints.txt
 STAMP := $(VENV)/.installed
 
-.PHONY: run tournament test lint bench install clean
+.PHONY: run tournament test lint bench install clean presets wheel-smoke
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,14 @@ tournament: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check spades_env training tests benchmarks
 	$(BIN)/python -m pytest -n 2 -q
+
+# the rules presets ship as package data: configs/rules is the editable copy (a test checks they agree)
+presets:
+	cp configs/rules/*.yaml spades_env/presets/
+
+# build the wheel, install it in a fresh venv, use it from outside the checkout
+wheel-smoke: $(STAMP)
+	.ci/wheel_smoke.sh
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/aec_throughput.py

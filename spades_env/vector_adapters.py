@@ -205,13 +205,15 @@ class SpadesVectorEnv(VectorEnv):
 
 
 # ---- Stable-Baselines3 -----------------------------------------------------------------------
-try:
-    from stable_baselines3.common.vec_env import VecEnv as _SB3VecEnv
-except ImportError:  # pragma: no cover - SB3 is an optional dependency
-    _SB3VecEnv = None
-
-
-if _SB3VecEnv is not None:
+# SB3 (and so torch) is imported only when ``SpadesSB3VecEnv`` is first used: the class is built
+# by the module ``__getattr__`` below, so ``import spades_env.vector_adapters`` stays torch-free.
+def _build_sb3_vec_env() -> type:
+    try:
+        from stable_baselines3.common.vec_env import VecEnv as _SB3VecEnv
+    except ImportError as exc:
+        raise ImportError(
+            "SpadesSB3VecEnv needs stable-baselines3: pip install stable-baselines3 sb3-contrib"
+        ) from exc
 
     class SpadesSB3VecEnv(_SB3VecEnv):
         """An SB3 ``VecEnv`` of ``num_envs`` games with ``action_masks()`` for MaskablePPO."""
@@ -275,15 +277,16 @@ if _SB3VecEnv is not None:
         def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
             return [False for _ in self._get_indices(indices)]
 
-else:  # pragma: no cover
-
-    class SpadesSB3VecEnv:  # type: ignore[no-redef]
-        """Placeholder: install stable-baselines3 to use the SB3 adapter."""
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            raise ImportError(
-                "SpadesSB3VecEnv needs stable-baselines3: pip install stable-baselines3 sb3-contrib"
-            )
+    SpadesSB3VecEnv.__module__, SpadesSB3VecEnv.__qualname__ = __name__, "SpadesSB3VecEnv"
+    return SpadesSB3VecEnv
 
 
-__all__ = ["LearnerDriver", "SpadesSB3VecEnv", "SpadesVectorEnv"]
+def __getattr__(name: str) -> Any:
+    if name == "SpadesSB3VecEnv":
+        cls = _build_sb3_vec_env()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["LearnerDriver", "SpadesSB3VecEnv", "SpadesVectorEnv"]  # noqa: F822 (SpadesSB3VecEnv: __getattr__)

@@ -1,4 +1,7 @@
-"""``spades bench [NAME] [ARGS...]``: run a benchmark script from ``benchmarks/``."""
+"""``spades bench [NAME] [ARGS...]``: run a benchmark script from ``benchmarks/``.
+
+The benchmarks are scripts of the source checkout, not part of the installed package: from a
+wheel install this command says so and exits 2 (everything else the CLI needs ships inside)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ import runpy
 import sys
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
+BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"  # the checkout's, when there is one
 
 
 def available() -> list[str]:
@@ -19,7 +22,8 @@ def run(args: argparse.Namespace) -> int:
     names = available()
     if args.name not in names:
         print(
-            f"spades bench: no benchmark {args.name!r}; available: {', '.join(names) or 'none'}",
+            f"spades bench: no benchmark {args.name!r}; available: "
+            f"{', '.join(names) or 'none (benchmarks/ comes with the source checkout, not the package)'}",
             file=sys.stderr,
         )
         return 2

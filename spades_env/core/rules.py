@@ -1,7 +1,8 @@
 """Rules of a Spades variant: a frozen, validated config, and its named presets.
 
 Presets live in ``configs/rules/*.yaml`` (``tournament`` is the default, ``openspiel`` matches
-OpenSpiel's spades scoring, ``two_player`` is the two-player game). An unknown key or a bad
+OpenSpiel's spades scoring, ``two_player`` is the two-player game), shipped inside the package
+as ``spades_env/presets/*.yaml`` (read with ``importlib.resources``). An unknown key or a bad
 value raises :class:`RulesError` naming the key (and the file, when loaded from one).
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, fields
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -162,13 +164,16 @@ def rules_from_dict(data: dict[str, Any], where: str = "rules") -> RulesConfig:
 
 
 def presets_dir() -> Path:
-    """Folder of the rules presets, ``configs/rules`` at the repository root."""
-    return Path(__file__).resolve().parents[2] / "configs" / "rules"
+    """Folder of the rules presets: the package data ``spades_env/presets`` (read through
+    ``importlib.resources``, so it works from an installed wheel). ``configs/rules/*.yaml`` are
+    the same files for readers of the repository; ``tests/test_packaging.py`` checks that the
+    two agree file by file (``make presets`` copies configs/rules into the package)."""
+    return resources.files("spades_env") / "presets"  # a Path for any file-system install
 
 
 def preset_names() -> list[str]:
     """Names of the shipped presets."""
-    return sorted(p.stem for p in presets_dir().glob("*.yaml"))
+    return sorted(p.name[: -len(".yaml")] for p in presets_dir().iterdir() if p.name.endswith(".yaml"))
 
 
 def load_rules(spec: str | Path | dict[str, Any] | RulesConfig | None = None) -> RulesConfig:
