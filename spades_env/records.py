@@ -31,13 +31,18 @@ last hand may be unfinished (``"result": null``: its actions so far).
 
 Malformed input raises :class:`RecordError` naming the field as a JSON path
 (``hands[2].actions[17]``) and the problem; an illegal action names the hand, the position,
-the action and the legal set.
+the action and the legal set. A record is strict JSON: UTF-8 text, no key given twice in an
+object, no ``NaN`` or ``Infinity``, nested at most ``MAX_DEPTH`` levels; every integer within
+``-SCORE_LIMIT..SCORE_LIMIT`` (``spades_env.core.validate``), and a record must start from
+scores and bags a real game can reach (see ``SpadesGame.set_hand``). A record given as a dict
+may hold NumPy integers and bools (they are read as Python ones).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +58,7 @@ from spades_env.core.cards import (
 )
 from spades_env.core.game import IllegalActionError, SpadesGame, seat_names
 from spades_env.core.rules import RulesConfig, RulesError, load_rules, preset_names, rules_from_dict
+from spades_env.core.validate import SCORE_LIMIT, SpadesError
 
 FORMAT = "spades_env/record-v1"
 """Value of the ``format`` field of every record this version writes and reads."""
@@ -63,9 +69,11 @@ _HAND_KEYS = ("dealer", "scores_before", "bags_before", "deal", "stock", "action
 _RESULT_KEYS = ("bids", "tricks", "points", "scores", "bags", "phase", "game_winner", "truncated")
 _REQUIRED_RESULT = ("bids", "tricks", "points", "scores", "bags")
 _FINAL_KEYS = ("phase", "scores", "bags", "game_wins", "match_winner", "truncated", "hands")
+MAX_DEPTH = 100
+"""Deepest nesting of JSON arrays and objects a record may have (the format needs 4)."""
 
 
-class RecordError(ValueError):
+class RecordError(SpadesError):
     """A malformed record, or one whose actions or results the rules do not reproduce.
 
     ``where`` is the JSON path of the offending field (``hands[2].actions[17]``); for an
@@ -164,9 +172,10 @@ def record_from_game(game: SpadesGame, meta: dict[str, Any] | None = None) -> di
 
 
 def save_record(record: dict[str, Any], path: str | Path) -> None:
-    """Validate ``record`` and write it as JSON (one hand per block, readable)."""
-    load_record(record)
-    Path(path).write_text(dumps_record(record))
+    """Validate ``record`` and write it as JSON (one hand per block, readable). Nothing is
+    written when the record is malformed (:class:`RecordError`)."""
+    data = load_record(record)
+    Path(path).write_text(dumps_record(data))
 
 
 def dumps_record(record: dict[str, Any]) -> str:
@@ -193,9 +202,10 @@ def _is_int(x: Any) -> bool:
 def _int(x: Any, where: str, lo: int | None = None, hi: int | None = None) -> int:
     if not _is_int(x):
         raise RecordError(f"must be an integer, got {x!r}", where=where)
-    if (lo is not None and x < lo) or (hi is not None and x > hi):
-        rng = f"{lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"
-        raise RecordError(f"{x} is out of range {rng}", where=where)
+    lo = -SCORE_LIMIT if lo is None else lo
+    hi = SCORE_LIMIT if hi is None else hi
+    if not lo <= x <= hi:
+        raise RecordError(f"{x} is out of range {lo}..{hi}", where=where)
     return x
 
 
@@ -311,19 +321,10 @@ def load_record(source: str | Path | dict[str, Any]) -> dict[str, Any]:
     value out of range. Legality of the actions is checked by :func:`replay_record`.
     """
     if isinstance(source, (str, Path)):
-        path = Path(source)
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise RecordError(f"cannot read record file {str(path)!r}: {exc.strerror}") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise RecordError(
-                f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-            ) from None
+        data = _read_json(Path(source))
     else:
-        data = copy.deepcopy(source)
+        data = _plain_copy(source)
+    _check_depth(data)
     _check_keys(data, _TOP_KEYS, _REQUIRED_TOP, "record")
     if data["format"] != FORMAT:
         raise RecordError(
@@ -380,6 +381,87 @@ def load_record(source: str | Path | dict[str, Any]) -> dict[str, Any]:
         if hands[-1]["result"] is None:
             raise RecordError("a record whose last hand is unfinished has no final result", where="final")
     return data
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise RecordError(f"key {k!r} appears twice in one JSON object ({sorted(out)})")
+        out[k] = v
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise RecordError(f"{name} is not a JSON number (records are strict JSON)")
+
+
+def _read_json(path: Path) -> Any:
+    """The JSON value in the record file ``path``, strictly parsed."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise RecordError(f"cannot read record file {str(path)!r}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise RecordError(
+            f"record file {str(path)!r} is not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset "
+            f"{exc.start} (line {line})"
+        ) from None
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise RecordError(
+            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    except RecordError as exc:
+        raise RecordError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise RecordError(f"{path}: JSON nested too deeply (a record has at most {MAX_DEPTH} levels)") from None
+
+
+def _json_default(x: Any) -> Any:
+    import numpy as np
+
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    raise TypeError(f"{type(x).__name__} {x!r} is not JSON data")
+
+
+def _plain_copy(source: Any) -> Any:
+    """A deep copy of a record given as Python data, as plain JSON values (NumPy integers and
+    bools become Python ones; tuples become lists); anything JSON cannot hold is an error."""
+    try:
+        text = json.dumps(source, default=_json_default, allow_nan=False)
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise RecordError(f"nested too deeply (a record has at most {MAX_DEPTH} levels)", where="record") from None
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, RecordError):
+            raise RecordError(f"{exc} (non-string keys are read as strings)", where="record") from None
+        msg = str(exc)
+        if "Out of range float" in msg:
+            msg = "NaN and infinite numbers are not JSON numbers"
+        raise RecordError(f"not JSON data: {msg}", where="record") from None
+
+
+def _check_depth(data: Any) -> None:
+    stack = [(data, 1, "record")]
+    while stack:
+        value, depth, where = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise RecordError(f"nested more than {MAX_DEPTH} levels deep", where=where)
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for k, v in items:
+                if isinstance(v, (dict, list)):
+                    stack.append((v, depth + 1, f"{where}.{k}" if isinstance(k, str) else f"{where}[{k}]"))
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise RecordError(f"{value} is not a JSON number", where=where)
 
 
 # ---- replay ---------------------------------------------------------------------------------

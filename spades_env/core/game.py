@@ -17,23 +17,31 @@ from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS, action_to_str
 from spades_env.core.cards import (
     NUM_CARDS,
-    card_from_str,
     card_to_str,
     cards_from_mask,
     format_cards,
 )
 from spades_env.core.rng import seed_to_rng
 from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.core.validate import (
+    SpadesError,
+    check_bags,
+    check_card,
+    check_scores,
+    check_seat,
+    check_seed,
+    is_int,
+)
 
 SEAT_NAMES_4 = ("N", "E", "S", "W")
 SEAT_NAMES_2 = ("P0", "P1")
 
 
-class IllegalActionError(ValueError):
+class IllegalActionError(SpadesError):
     """An action that is out of range, not legal now, or given when nobody is to act."""
 
 
-class DealError(ValueError):
+class DealError(SpadesError):
     """A preset deal that is not a valid deal (wrong count, duplicate or bad card)."""
 
 
@@ -56,19 +64,21 @@ def seat_names(num_seats: int) -> tuple[str, ...]:
 
 
 def _parse_cards(cards: Sequence[int | str], where: str) -> list[int]:
+    if isinstance(cards, (str, bytes, dict)) or not isinstance(cards, (Sequence, np.ndarray)):
+        raise DealError(f"{where} must be a list of cards (ids 0..51 or strings like 'AS'), got {cards!r}")
     out = []
     for i, c in enumerate(cards):
         try:
-            out.append(card_from_str(c) if isinstance(c, str) else int(c))
-        except (ValueError, TypeError) as exc:
-            raise DealError(f"{where}, card {i}: {exc}") from None
-        if not 0 <= out[-1] < NUM_CARDS:
-            raise DealError(f"{where}, card {i}: card id {out[-1]} is out of range 0..51")
+            out.append(check_card(c, f"{where}, card {i}"))
+        except ValueError as exc:
+            raise DealError(str(exc)) from None
     return out
 
 
 def deck_from_hands(hands: Sequence[Sequence[int | str]], dealer: int) -> np.ndarray:
     """The deck order that deals ``hands`` (four lists of 13 cards) from seat ``dealer + 1``."""
+    if isinstance(hands, (str, bytes, dict)) or not isinstance(hands, (Sequence, np.ndarray)):
+        raise DealError(f"a four-player deal is 4 lists of 13 cards, got {hands!r}")
     if len(hands) != 4:
         raise DealError(f"a four-player deal needs 4 hands, got {len(hands)}")
     parsed = [_parse_cards(h, f"hand of seat {s}") for s, h in enumerate(hands)]
@@ -111,10 +121,11 @@ class SpadesGame:
         self.rules = load_rules(rules)
         self.params = self.rules.to_params()
         self.num_seats = self.rules.num_players
-        if dealer is not None and not 0 <= int(dealer) < self.num_seats:
-            raise ValueError(f"dealer {dealer!r} is not a seat 0..{self.num_seats - 1}")
+        if dealer is not None:
+            dealer = check_seat(dealer, self.num_seats, "dealer")
+        seed = check_seed(seed)
         self.state = np.zeros(L.STATE_SIZE, dtype=np.int64)
-        E.init_state(self.state, self.params, seed_to_rng(seed), -1 if dealer is None else int(dealer))
+        E.init_state(self.state, self.params, seed_to_rng(seed), -1 if dealer is None else dealer)
         self.hand_logs: list[HandLog] = []
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self.begin_hand_log()
@@ -130,19 +141,21 @@ class SpadesGame:
         bags: Sequence[int] | None = None,
     ) -> None:
         """Restart the current hand with a given deal, dealer, scores and bags (each
-        optional). Everything is validated before anything changes."""
+        optional). Everything is validated before anything changes.
+
+        Scores and bags must be ones a real game of these rules can reach (see
+        :mod:`spades_env.core.validate`): bags ``0..bag_limit - 1``; scores below
+        ``target_score`` unless tied, above ``mercy_threshold`` with the mercy rule. To study
+        a position past the target, raise ``target_score``. A bad value raises
+        :class:`~spades_env.core.validate.InputError` (a ``ValueError``); a bad deal
+        :class:`DealError`."""
         st = self.state.copy()
         if dealer is not None:
-            if not 0 <= int(dealer) < self.num_seats:
-                raise ValueError(f"dealer {dealer!r} is not a seat 0..{self.num_seats - 1}")
-            st[L.DEALER] = int(dealer)
-        for name, values, off in (("scores", scores, L.SCORES), ("bags", bags, L.BAGS)):
-            if values is not None:
-                if len(values) != 2:
-                    raise ValueError(f"{name} needs 2 values (one per team), got {list(values)}")
-                if name == "bags" and any(int(v) < 0 for v in values):
-                    raise ValueError(f"bags must be non-negative, got {list(values)}")
-                st[off : off + 2] = [int(v) for v in values]
+            st[L.DEALER] = check_seat(dealer, self.num_seats, "dealer")
+        if scores is not None:
+            st[L.SCORES : L.SCORES + 2] = check_scores(scores, self.rules)
+        if bags is not None:
+            st[L.BAGS : L.BAGS + 2] = check_bags(bags, self.rules)
         if hands is not None and stock is not None:
             raise DealError("give either hands (four-player game) or stock (two-player game)")
         if hands is not None:
@@ -233,6 +246,7 @@ class SpadesGame:
 
     def hand(self, seat: int) -> list[str]:
         """Cards held by ``seat``, as strings, ascending by id."""
+        seat = check_seat(seat, self.num_seats)
         return [card_to_str(c) for c in cards_from_mask(self.state[L.HANDS + seat])]
 
     def legal_mask(self) -> np.ndarray:
@@ -248,10 +262,13 @@ class SpadesGame:
     # ---- acting ---------------------------------------------------------------------
     def apply(self, action: int) -> None:
         """Apply an action of the seat to act; raises IllegalActionError (state unchanged)."""
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        if not is_int(action):
             raise IllegalActionError(f"action {action!r} is not an integer action id 0..69")
         a = int(action)
-        code = E.apply_action(self.state, self.params, a)
+        if 0 <= a < NUM_ACTIONS:  # the compiled core takes int64 only: 10**20 never reaches it
+            code = E.apply_action(self.state, self.params, a)
+        else:
+            code = E.ERR_NOBODY_TO_ACT if self.current_player < 0 else E.ERR_ILLEGAL
         if code == E.OK:
             log = self.hand_logs[-1]
             log.actions.append(a)
@@ -309,6 +326,8 @@ class SpadesGame:
     # ---- text -----------------------------------------------------------------------
     def to_text(self, viewer: int | None = None) -> str:
         """A readable table; ``viewer`` shows only that seat's hand (None: all hands)."""
+        if viewer is not None:
+            viewer = check_seat(viewer, self.num_seats, "viewer")
         s = self.state
         names = seat_names(self.num_seats)
         teams = ("NS", "EW") if self.num_seats == 4 else names

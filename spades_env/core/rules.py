@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from spades_env.core import layout as L
+from spades_env.core.validate import SpadesError, is_int, read_text_file
 
 
-class RulesError(ValueError):
-    """A rules config with an unknown key or a value out of range."""
+class RulesError(SpadesError):
+    """A rules config with an unknown key or a value out of range (a ``ValueError``)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class RulesConfig:
     """Seat that deals the first hand; -1 draws it from the seed."""
 
     def __post_init__(self) -> None:
+        _normalize(self)
         _validate(self, where="RulesConfig")
 
     def to_params(self) -> np.ndarray:
@@ -116,6 +118,17 @@ _BOUNDS: dict[str, tuple[int, int]] = {
 }
 
 
+def _normalize(cfg: RulesConfig) -> None:
+    """NumPy integers and bools become Python ones (so a config is plain JSON data); any other
+    type is left for ``_validate`` to refuse."""
+    for f in fields(cfg):
+        value = getattr(cfg, f.name)
+        if isinstance(value, np.bool_):
+            object.__setattr__(cfg, f.name, bool(value))
+        elif isinstance(value, np.integer):
+            object.__setattr__(cfg, f.name, int(value))
+
+
 def _validate(cfg: RulesConfig, where: str) -> None:
     for f in fields(cfg):
         value = getattr(cfg, f.name)
@@ -123,7 +136,7 @@ def _validate(cfg: RulesConfig, where: str) -> None:
             if not isinstance(value, bool):
                 raise RulesError(f"{where}: rule '{f.name}' must be true or false, got {value!r}")
         elif f.type in ("int", int):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            if not is_int(value):
                 raise RulesError(f"{where}: rule '{f.name}' must be an integer, got {value!r}")
             lo, hi = _BOUNDS[f.name]
             if not lo <= value <= hi:
@@ -152,15 +165,43 @@ def rules_from_dict(data: dict[str, Any], where: str = "rules") -> RulesConfig:
             f"{where}: rules must be a mapping of rule names to values, got {type(data).__name__}"
         )
     known = {f.name for f in fields(RulesConfig)}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(data) - known, key=repr)
     if unknown:
         raise RulesError(f"{where}: unknown rule key(s) {unknown}; known keys: {sorted(known)}")
     cfg = RulesConfig.__new__(RulesConfig)
     defaults = RulesConfig()
     for f in fields(RulesConfig):
         object.__setattr__(cfg, f.name, data.get(f.name, getattr(defaults, f.name)))
+    _normalize(cfg)
     _validate(cfg, where)
     return cfg
+
+
+def _yaml_loader():
+    """A safe YAML loader that refuses a key given twice in one mapping."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
+            if isinstance(node, yaml.MappingNode):
+                seen: set[Any] = set()
+                for key_node, _ in node.value:
+                    key = self.construct_object(key_node, deep=deep)
+                    try:
+                        dup = key in seen
+                        seen.add(key)
+                    except TypeError:  # an unhashable key: the base class says so
+                        break
+                    if dup:
+                        raise yaml.constructor.ConstructorError(
+                            "while constructing a mapping",
+                            node.start_mark,
+                            f"found duplicate key {key!r}",
+                            key_node.start_mark,
+                        )
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
 
 
 def presets_dir() -> Path:
@@ -177,13 +218,24 @@ def preset_names() -> list[str]:
 
 
 def load_rules(spec: str | Path | dict[str, Any] | RulesConfig | None = None) -> RulesConfig:
-    """Rules from a preset name, a YAML file path, a dict, or a config (``None``: tournament)."""
+    """Rules from a preset name, a YAML file path, a dict, or a config (``None``: tournament).
+
+    A rules file must hold a mapping of rule names to values: an empty file, a key given
+    twice, bytes that are not UTF-8 or anything that is not YAML is a :class:`RulesError`
+    naming the file."""
     if spec is None:
         return RulesConfig()
     if isinstance(spec, RulesConfig):
         return spec
     if isinstance(spec, dict):
         return rules_from_dict(spec)
+    if not isinstance(spec, (str, Path)):
+        raise RulesError(
+            "rules must be a preset name, a YAML file path, a dict of rules or a RulesConfig, "
+            f"got {spec!r} ({type(spec).__name__})"
+        )
+    if isinstance(spec, str) and not spec.strip():
+        raise RulesError(f"rules must be a preset name or a YAML file path, got {spec!r}")
     path = Path(spec)
     if not path.suffix:
         path = presets_dir() / f"{spec}.yaml"
@@ -193,11 +245,18 @@ def load_rules(spec: str | Path | dict[str, Any] | RulesConfig | None = None) ->
         raise RulesError(f"rules file {str(path)!r} does not exist")
     import yaml
 
+    text = read_text_file(path, "rules file", RulesError)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(text, Loader=_yaml_loader())  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as exc:
-        raise RulesError(f"{path}: not valid YAML: {exc}") from None
-    data = data or {}
+        raise RulesError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise RulesError(f"{path}: not valid rules YAML: nested too deeply") from None
+    if data is None:
+        raise RulesError(
+            f"{path}: the rules file is empty; give at least one rule (e.g. 'target_score: 500'), "
+            "or use the preset 'tournament' for the defaults"
+        )
     if isinstance(data, dict):
         data.setdefault("name", path.stem)
     return rules_from_dict(data, where=str(path))

@@ -10,6 +10,7 @@ total reaches ``bag_limit`` it loses ``bag_penalty`` and ``bag_limit`` bags are 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,32 +82,34 @@ def score_hand(
     bags: tuple[int, int] = (0, 0),
     rules=None,
 ) -> HandScore:
-    """Score one hand. ``bids`` per seat: 0..13 (0 = Nil) or ``"blind"`` for Blind Nil.
+    """Score one hand. ``bids`` per seat: 0..13 (0 = Nil) or ``"blind"`` for Blind Nil;
+    ``tricks`` per seat, 0..13 summing to 13; ``bags`` per team before the hand, as a game can
+    hold them (``0..bag_limit - 1``). Anything else raises
+    :class:`~spades_env.core.validate.InputError` (a ``ValueError``): nothing is coerced.
 
     >>> score_hand([5, 2, 3, 2], [7, 2, 3, 1]).points   # NS bid 8 won 10; EW bid 4 won 3
     (82, -40)
     """
     from spades_env.core.rules import load_rules
+    from spades_env.core.validate import InputError, check_bags, check_bid, check_int
 
     cfg = load_rules(rules)
     n = cfg.num_players
+    for name, values in (("bids", bids), ("tricks", tricks)):
+        if isinstance(values, (str, bytes, dict)) or not isinstance(values, (Sequence, np.ndarray)):
+            raise InputError(f"{name} must be a list of {n} values (one per seat), got {values!r}")
     if len(bids) != n or len(tricks) != n:
-        raise ValueError(f"need {n} bids and {n} trick counts, got {len(bids)} and {len(tricks)}")
+        raise InputError(f"need {n} bids and {n} trick counts, got {len(bids)} and {len(tricks)}")
     b = np.full(4, L.BID_NONE, dtype=np.int64)
     for i, x in enumerate(bids):
-        if isinstance(x, str):
-            if x.lower() not in ("blind", "blind nil", "bn"):
-                raise ValueError(f"bid of seat {i}: {x!r} is neither 0..13 nor 'blind'")
-            b[i] = L.BID_BLIND_NIL
-        elif 0 <= int(x) <= 13:
-            b[i] = int(x)
-        else:
-            raise ValueError(f"bid of seat {i}: {x!r} is out of range 0..13")
+        bid = check_bid(x, f"bid of seat {i}")
+        b[i] = L.BID_BLIND_NIL if bid == "blind" else bid
     t = np.zeros(4, dtype=np.int64)
-    t[:n] = [int(x) for x in tricks]
+    t[:n] = [check_int(x, f"tricks of seat {i}") for i, x in enumerate(tricks)]
     if (t < 0).any() or t.sum() != 13:
-        raise ValueError(f"tricks {list(tricks)} must be non-negative and sum to 13")
+        raise InputError(f"tricks {list(tricks)} must be non-negative and sum to 13")
+    bags_in = np.asarray(check_bags(bags, cfg), dtype=np.int64)
     pts = np.zeros(2, dtype=np.int64)
     out_bags = np.zeros(2, dtype=np.int64)
-    score_hand_arrays(b, t, np.asarray(bags, dtype=np.int64), n, cfg.to_params(), pts, out_bags)
+    score_hand_arrays(b, t, bags_in, n, cfg.to_params(), pts, out_bags)
     return HandScore(points=(int(pts[0]), int(pts[1])), bags=(int(out_bags[0]), int(out_bags[1])))
