@@ -1,27 +1,48 @@
-"""End-to-end training throughput: our self-play PPO against SB3 MaskablePPO, same engine, same run.
+"""End-to-end training throughput against SB3 MaskablePPO and against the machine's matmul rate.
 
     .venv/bin/python benchmarks/training_throughput.py [--config configs/train/shipped.yaml]
-        [--updates 5] [--sb3-rollouts 2] [--threads 1]
+        [--updates 3] [--rounds 3] [--threads 1] [--no-mix]
+
+Everything is measured in one run, in ``--rounds`` interleaved rounds (ours, SB3, the matmul
+rates, the opponent mix), and each figure is the median over the rounds.
 
 * **ours**: ``training.ppo.Trainer`` with the config's network and PPO settings (default the
-  shipped config), timed over ``--updates`` updates after one warm-up update: collection
-  (network forward for every seat, engine steps, critic inputs) plus the PPO update.
-  Checkpoints, evaluation and TensorBoard are off. Printed twice: pure self-play (scripted and
-  pool shares 0) and the config's own opponent mix.
+  shipped config), ``--updates`` updates per round after one warm-up update: collection
+  (network forward for every seat, engine steps, critic inputs) plus the PPO update, with
+  ``policy_warmup_updates=0`` (the shipped config's critic-only warm-up would otherwise leave
+  the actor out of every timed update) and ``init_from`` off. Checkpoints, evaluation and
+  TensorBoard are off. Pure self-play (scripted and pool shares 0) and, unless ``--no-mix``,
+  the config's own opponent mix. Decisions/s = decisions collected / (collection + update).
 * **SB3**: sb3-contrib ``MaskablePPO`` on ``SpadesSB3VecEnv`` (the same batched engine, as many
-  games, the same rollout length, epochs, minibatches and layer sizes), learner team N-S, the
-  other team uniformly random Python Policies. SB3 counts learner decisions only; the
-  ``all seats`` column adds the opponents' decisions the env played inside each step.
-
-Decisions/s = decisions played (collection) / wall time of collection + update.
+  games, the same rollout length, epochs, minibatches and layer sizes, ReLU as ours), learner
+  team N-S, the other team uniformly random Python Policies; its critic reads the observation
+  (ours the 1187-float full state). SB3 counts learner decisions (training samples); ``all
+  seats`` adds the opponents' decisions the env plays inside each step.
+* **matmul rate**: ``torch.mm`` on this machine for every GEMM the network's layers need (read
+  from the trainer's ``nn.Linear`` modules): the forward ``x @ W.T`` at the collection batch
+  (``num_envs`` rows) and, at the minibatch size, the forward and the two backward GEMMs
+  (``dW = g.T @ x``; ``dX = g @ W``, not for a first layer: its input needs no gradient).
+  FLOPs are ``2 * rows * in * out`` per GEMM (bias, ReLU, softmax, Adam not counted), the
+  rows counted while the trainer runs (wrappers around ``value``, ``act`` and ``evaluate``;
+  ``target_kl`` may stop an update early). The matmul-limited rate is the decisions/s the
+  trainer would reach if it spent time only in those GEMMs at the measured rates; the
+  fraction = achieved decisions/s / that rate (= decisions/s x FLOPs per decision / the
+  FLOP-weighted matmul rate).
+* **profile**: where ours spends its time (self-play): engine ``step``, critic inputs
+  (``state_vectors`` + gather), collection forwards, the rest of collection (buffers,
+  sampling, bookkeeping); update forwards, advantages, backward, gradient clipping + Adam, and
+  the rest of the update (losses, minibatch gathers). Timing wrappers are installed in this
+  process around those calls (about a microsecond each, a few hundred calls per update).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,104 +50,381 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from torch import nn  # noqa: E402
 
 
-def bench_ours(config: str, overrides: list[str], updates: int) -> tuple[float, float, float]:
-    from training.ppo import Trainer, load_train_config
+def linears(module: nn.Module) -> list[tuple[int, int]]:
+    """(in, out) of every ``nn.Linear`` of ``module``, in order."""
+    return [(m.in_features, m.out_features) for m in module.modules() if isinstance(m, nn.Linear)]
 
-    # init_from off: the starting weights do not change the cost of a decision
-    cfg = load_train_config(
-        config, [*overrides, "eval_boards=0", "tensorboard=false", "checkpoint_every=0", "init_from="]
-    )
-    tr = Trainer(cfg, "/tmp/unused_bench")
-    tr.collect()
-    tr.learn(updates + 1)  # warm-up (compiles, allocates)
-    tc = tl = 0.0
-    for _ in range(updates):
+
+def fwd_flops(layers: list[tuple[int, int]]) -> int:
+    """Forward GEMM FLOPs per row."""
+    return sum(2 * i * o for i, o in layers)
+
+
+def train_flops(layers: list[tuple[int, int]]) -> int:
+    """Forward + backward GEMM FLOPs per row (no input gradient for the first layer)."""
+    return sum(2 * i * o * (2 if k == 0 else 3) for k, (i, o) in enumerate(layers))
+
+
+def gemm_seconds(b: int, i: int, o: int, kind: str, min_time: float = 0.03) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) per call of one GEMM of a Linear(i, o) layer
+    at ``b`` rows (float32): ``fwd`` x[b,i] @ W.T, ``dw`` g.T[o,b] @ x[b,i], ``dx`` g[b,o] @ W[o,i]."""
+    x = torch.randn(b, i)
+    w = torch.randn(o, i)
+    g = torch.randn(b, o)
+    a, c = {"fwd": (x, w.t()), "dw": (g.t(), x), "dx": (g, w)}[kind]
+    mm = torch.mm
+    mm(a, c)
+    n = 1
+    while True:
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(n):
+            mm(a, c)
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
+        if dt >= min_time:
+            return dt / n, max(dc, 1e-9) / n
+        n *= 4 if dt < min_time / 8 else 2
+
+
+class MatmulModel:
+    """Measured GEMM rates (FLOP per wall second, and per CPU second) for one network's shapes;
+    GEMM-limited seconds per row of forward / training."""
+
+    def __init__(self, nets: dict[str, list[tuple[int, int]]], collect_b: int, mb: int) -> None:
+        self.nets, self.collect_b, self.mb = nets, collect_b, mb
+        self.rates: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
+
+    def measure(self) -> None:
+        for layers in self.nets.values():
+            for k, (i, o) in enumerate(layers):
+                for b, kind in [(self.collect_b, "fwd"), (self.mb, "fwd"), (self.mb, "dw")] + (
+                    [(self.mb, "dx")] if k else []
+                ):
+                    w, c = gemm_seconds(b, i, o, kind)
+                    f = 2 * b * i * o
+                    self.rates[(b, i, o, kind)].append((f / w, f / c))
+
+    def rate(self, b: int, i: int, o: int, kind: str, basis: int = 0) -> float:
+        """Median FLOP/s; ``basis`` 0: per wall second, 1: per CPU second."""
+        return statistics.median(r[basis] for r in self.rates[(b, i, o, kind)])
+
+    def fwd_row_seconds(self, net: str, basis: int = 0) -> float:
+        return sum(2 * i * o / self.rate(self.collect_b, i, o, "fwd", basis) for i, o in self.nets[net])
+
+    def train_row_seconds(self, net: str, basis: int = 0) -> float:
+        t = 0.0
+        for k, (i, o) in enumerate(self.nets[net]):
+            for kind in ("fwd", "dw") + (("dx",) if k else ()):
+                t += 2 * i * o / self.rate(self.mb, i, o, kind, basis)
+        return t
+
+    def peak(self, basis: int = 0) -> tuple[float, tuple]:
+        key = max(self.rates, key=lambda k: self.rate(*k, basis))
+        return self.rate(*key, basis), key
+
+
+class Counted:
+    """Wraps a method: rows it was called on (by grad mode) and seconds spent in it."""
+
+    def __init__(self, fn, rows_arg: int = 0) -> None:
+        self.fn, self.rows_arg = fn, rows_arg
+        self.rows = {True: 0, False: 0}
+        self.seconds = {True: 0.0, False: 0.0}
+
+    def __call__(self, *args, **kw):
+        grad = torch.is_grad_enabled()
         t0 = time.perf_counter()
+        out = self.fn(*args, **kw)
+        self.seconds[grad] += time.perf_counter() - t0
+        if self.rows_arg >= 0:
+            self.rows[grad] += int(args[self.rows_arg].shape[0])
+        return out
+
+    def reset(self) -> None:
+        self.rows = {True: 0, False: 0}
+        self.seconds = {True: 0.0, False: 0.0}
+
+
+_BACKWARD = Counted(torch.Tensor.backward, -1)
+_CLIP = Counted(torch.nn.utils.clip_grad_norm_, -1)
+torch.Tensor.backward = lambda *a, **k: _BACKWARD(*a, **k)  # timed (this process only)
+torch.nn.utils.clip_grad_norm_ = _CLIP
+
+
+class Ours:
+    """Our trainer, instrumented (counting rows, timing the parts)."""
+
+    def __init__(self, config: str, overrides: list[str]) -> None:
+        from training.ppo import Trainer, load_train_config
+
+        self.cfg = cfg = load_train_config(
+            config,
+            [
+                *overrides,
+                "eval_boards=0",
+                "tensorboard=false",
+                "checkpoint_every=0",
+                "init_from=",
+                "policy_warmup_updates=0",
+            ],
+        )
+        self.tr = tr = Trainer(cfg, "/tmp/unused_bench")
+        self.w = {
+            "value": Counted(tr.model.value),
+            "act": Counted(tr.model.act),
+            "evaluate": Counted(tr.model.evaluate),
+            "step": Counted(tr.engine.step, -1),
+            "hidden": Counted(tr._hidden, -1),
+            "advantages": Counted(tr.advantages, -1),
+        }
+        tr.model.value, tr.model.act, tr.model.evaluate = self.w["value"], self.w["act"], self.w["evaluate"]
+        tr.engine.step, tr._hidden, tr.advantages = self.w["step"], self.w["hidden"], self.w["advantages"]
+        self.w["adam"] = Counted(tr.optimizer.step, -1)
+        tr.optimizer.step = self.w["adam"]
+        self.w["backward"], self.w["clip"] = _BACKWARD, _CLIP
         tr.collect()
-        t1 = time.perf_counter()
-        tr.learn(updates + 1)
-        t2 = time.perf_counter()
-        tc += t1 - t0
-        tl += t2 - t1
-    n = updates * cfg.num_envs * cfg.num_steps
-    return n / (tc + tl), n / tc, n / tl
+        tr.learn(1000)  # warm-up (allocates)
+        self.total_updates = 1000
+        self.runs: list[dict] = []
+
+    def run(self, updates: int) -> dict:
+        tr = self.tr
+        for w in self.w.values():
+            w.reset()
+        tc = tl = cc = cl = 0.0
+        clock, cpu = time.perf_counter, time.process_time
+        for _ in range(updates):
+            t0, c0 = clock(), cpu()
+            tr.collect()
+            t1, c1 = clock(), cpu()
+            tr.learn(self.total_updates)
+            t2, c2 = clock(), cpu()
+            tc += t1 - t0
+            tl += t2 - t1
+            cc += c1 - c0
+            cl += c2 - c1
+        w = self.w
+        r = {
+            "decisions": updates * self.cfg.num_envs * self.cfg.num_steps,
+            "collect": tc,
+            "update": tl,
+            "cpu": cc + cl,
+            "rows": {k: dict(w[k].rows) for k in ("value", "act", "evaluate")},
+            "t": {k: (w[k].seconds[False], w[k].seconds[True]) for k in w},
+        }
+        self.runs.append(r)
+        return r
 
 
-def bench_sb3(config: str, rollouts: int, seed: int = 0) -> tuple[float, float]:
-    from sb3_contrib import MaskablePPO
+class SB3:
+    """sb3-contrib MaskablePPO on the same engine and layer sizes."""
 
-    from spades_env.policy import RandomPolicy
-    from spades_env.vector_adapters import SpadesSB3VecEnv
-    from training.ppo import load_train_config
+    def __init__(self, config: str, seed: int = 0) -> None:
+        from sb3_contrib import MaskablePPO
 
-    cfg = load_train_config(config)
-    rules = cfg.rules_config()
-    opp = {1: RandomPolicy(seed + 1), 3: RandomPolicy(seed + 3)}
-    env = SpadesSB3VecEnv(cfg.num_envs, rules, opponents=opp, seed=seed)
-    batch = cfg.num_envs * cfg.num_steps
-    model = MaskablePPO(
-        "MlpPolicy",
-        env,
-        n_steps=cfg.num_steps,
-        batch_size=batch // cfg.num_minibatches,
-        n_epochs=cfg.update_epochs,
-        learning_rate=cfg.learning_rate,
-        seed=seed,
-        policy_kwargs={"net_arch": {"pi": list(cfg.hidden), "vf": list(cfg.critic_hidden)}},
-        device="cpu",
-        verbose=0,
-    )
-    model.learn(total_timesteps=batch)  # warm-up rollout and update
-    t0 = time.perf_counter()
-    model.learn(total_timesteps=rollouts * batch, reset_num_timesteps=True)
-    dt = time.perf_counter() - t0
-    learner = model.num_timesteps / dt
-    return learner, 2 * learner  # the random team decides as often as the learner team
+        from spades_env.policy import RandomPolicy
+        from spades_env.vector_adapters import SpadesSB3VecEnv
+        from training.ppo import load_train_config
+
+        cfg = load_train_config(config)
+        opp = {1: RandomPolicy(seed + 1), 3: RandomPolicy(seed + 3)}
+        env = SpadesSB3VecEnv(cfg.num_envs, cfg.rules_config(), opponents=opp, seed=seed)
+        self.batch = cfg.num_envs * cfg.num_steps
+        self.model = MaskablePPO(
+            "MlpPolicy",
+            env,
+            n_steps=cfg.num_steps,
+            batch_size=self.batch // cfg.num_minibatches,
+            n_epochs=cfg.update_epochs,
+            learning_rate=cfg.learning_rate,
+            seed=seed,
+            policy_kwargs={
+                "net_arch": {"pi": list(cfg.hidden), "vf": list(cfg.critic_hidden)},
+                "activation_fn": nn.ReLU,
+            },
+            device="cpu",
+            verbose=0,
+        )
+        self.epochs = cfg.update_epochs
+        self.model.learn(total_timesteps=self.batch)  # warm-up rollout and update
+
+    def run(self, rollouts: int) -> tuple[float, float]:
+        """Learner decisions per wall second and per CPU second over ``rollouts`` rollouts +
+        updates."""
+        n0 = self.model.num_timesteps
+        t0, c0 = time.perf_counter(), time.process_time()
+        self.model.learn(total_timesteps=rollouts * self.batch, reset_num_timesteps=False)
+        n = self.model.num_timesteps - n0
+        return n / (time.perf_counter() - t0), n / (time.process_time() - c0)
+
+    def flops_per_decision(self) -> int:
+        p = self.model.policy
+        actor = linears(p.mlp_extractor.policy_net) + linears(p.action_net)
+        critic = linears(p.mlp_extractor.value_net) + linears(p.value_net)
+        return fwd_flops(actor) + fwd_flops(critic) + self.epochs * (train_flops(actor) + train_flops(critic))
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", default=str(ROOT / "configs" / "train" / "shipped.yaml"))
-    p.add_argument("--updates", type=int, default=5, help="timed PPO updates (after one warm-up)")
-    p.add_argument("--sb3-rollouts", type=int, default=2, help="timed MaskablePPO rollouts + updates")
-    p.add_argument("--threads", type=int, default=1, help="torch threads for both")
+    p.add_argument("--updates", type=int, default=3, help="timed PPO updates per round (after one warm-up)")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are reported")
+    p.add_argument(
+        "--sb3-rollouts", type=int, default=1, help="timed MaskablePPO rollouts + updates per round"
+    )
+    p.add_argument("--threads", type=int, default=1, help="torch threads for all of it")
+    p.add_argument("--no-mix", action="store_true", help="skip the config's opponent mix")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     np.seterr(all="ignore")
     print(
         f"config {args.config}; torch {torch.__version__}, {args.threads} thread(s); load average "
-        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+        f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs",
+        flush=True,
     )
-    pure = bench_ours(
-        args.config,
-        [
-            "pool_opponent_share=0",
-            "scripted_opponent_share=0",
-            "scripted_partner_share=0",
-            f"torch_threads={args.threads}",
-        ],
-        args.updates,
+    t = f"torch_threads={args.threads}"
+    pure = Ours(
+        args.config, ["pool_opponent_share=0", "scripted_opponent_share=0", "scripted_partner_share=0", t]
     )
-    mixed = bench_ours(args.config, [f"torch_threads={args.threads}"], args.updates)
-    sb3_learner, sb3_all = bench_sb3(args.config, args.sb3_rollouts)
-    rows = [
-        ("ours, self-play only", pure[0], pure[1], pure[2]),
-        ("ours, config's opponent mix", mixed[0], mixed[1], mixed[2]),
-    ]
-    print("\n| trainer | decisions/s end to end | collection only | update only |")
-    print("|---|---:|---:|---:|")
-    for name, tot, col, upd in rows:
-        print(f"| {name} | {tot:,.0f} | {col:,.0f} | {upd:,.0f} |")
-    print(f"| SB3 MaskablePPO, SpadesSB3VecEnv (learner decisions) | {sb3_learner:,.0f} | | |")
-    print(f"| SB3 MaskablePPO, all seats' decisions | {sb3_all:,.0f} | | |")
+    mixed = None if args.no_mix else Ours(args.config, [t])
+    sb3 = SB3(args.config)
+    cfg = pure.cfg
+    nets = {"actor": linears(pure.tr.model.actor), "critic": linears(pure.tr.model.critic)}
+    mb = cfg.num_envs * cfg.num_steps // cfg.num_minibatches
+    mm = MatmulModel(nets, cfg.num_envs, mb)
+    sb3_rates: list[float] = []
+    loads = []
+    for r in range(args.rounds):
+        steps = [
+            lambda: pure.run(args.updates),
+            lambda: sb3_rates.append(sb3.run(args.sb3_rollouts)),
+            mm.measure,
+        ]
+        if mixed is not None:
+            steps.append(lambda: mixed.run(args.updates))
+        for s in steps if r % 2 == 0 else steps[::-1]:
+            s()
+        loads.append(os.getloadavg()[0])
+        print(f"round {r + 1}/{args.rounds} done, load average {loads[-1]:.2f}", flush=True)
+
+    med = statistics.median
+
+    def rates(o: Ours) -> tuple[float, float, float, float]:
+        """(end to end, collection only, update only) decisions per wall second, and end to end
+        per CPU second."""
+        return (
+            med(x["decisions"] / (x["collect"] + x["update"]) for x in o.runs),
+            med(x["decisions"] / x["collect"] for x in o.runs),
+            med(x["decisions"] / x["update"] for x in o.runs),
+            med(x["decisions"] / x["cpu"] for x in o.runs),
+        )
+
+    sb3_learner, sb3_cpu = med(r[0] for r in sb3_rates), med(r[1] for r in sb3_rates)
+    sb3_all = 2 * sb3_learner  # the random team decides as often as the learner team
     print(
-        f"\nratio, training samples per second (ours self-play: every decision is the learner's; SB3: "
-        f"learner decisions): {pure[0] / sb3_learner:.2f}x; with the config's opponent mix: {mixed[0] / sb3_learner:.2f}x"
+        f"\nmedians of {args.rounds} interleaved rounds; load average {min(loads):.2f}-{max(loads):.2f}; "
+        f"network: actor {nets['actor']}, critic {nets['critic']}; collection batch {cfg.num_envs}, "
+        f"minibatch {mb}, {cfg.update_epochs} epochs"
     )
-    print(f"ratio, decisions simulated per second (all seats): {pure[0] / sb3_all:.2f}x")
-    print("target (issue 5): at least 20,000 decisions/s end to end with the shipped network")
+    print("\n| trainer | decisions/s end to end | collection only | update only | per CPU-second |")
+    print("|---|---:|---:|---:|---:|")
+    table = [("ours, self-play only", pure)] + ([("ours, config's opponent mix", mixed)] if mixed else [])
+    for name, o in table:
+        tot, col, upd, cpu = rates(o)
+        print(f"| {name} | {tot:,.0f} | {col:,.0f} | {upd:,.0f} | {cpu:,.0f} |")
+    print(
+        f"| SB3 MaskablePPO, SpadesSB3VecEnv (learner decisions) | {sb3_learner:,.0f} | | | {sb3_cpu:,.0f} |"
+    )
+    print(f"| SB3 MaskablePPO, all seats' decisions | {sb3_all:,.0f} | | | {2 * sb3_cpu:,.0f} |")
+    tot, _, _, tot_cpu = rates(pure)
+    line = (
+        f"\nratio to SB3, training samples per second: self-play {tot / sb3_learner:.2f}x "
+        f"(per CPU-second {tot_cpu / sb3_cpu:.2f}x)"
+    )
+    if mixed:
+        line += f", the config's opponent mix {rates(mixed)[0] / sb3_learner:.2f}x"
+    print(line + f"; decisions simulated per second (all seats): {tot / sb3_all:.2f}x (target >= 2x)")
+
+    # ---- against the matmul rate (self-play) ----
+    print("\nmatmul rate (torch.mm float32, median of the rounds), GFLOP per wall second (per CPU second):")
+    print(f"| layer (in x out) | fwd @ {cfg.num_envs} | fwd @ {mb} | dW @ {mb} | dX @ {mb} |")
+    print("|---|---:|---:|---:|---:|")
+    for net, layers in nets.items():
+        for k, (i, o) in enumerate(layers):
+            keys = [(cfg.num_envs, "fwd"), (mb, "fwd"), (mb, "dw")] + ([(mb, "dx")] if k else [])
+            cells = [
+                f"{mm.rate(b, i, o, kd) / 1e9:.1f} ({mm.rate(b, i, o, kd, 1) / 1e9:.1f})" for b, kd in keys
+            ]
+            print(f"| {net} {i} x {o} | " + " | ".join(cells + ([] if k else ["-"])) + " |")
+    last = pure.runs[-1]
+    n = last["decisions"]
+    rows = last["rows"]
+    f_act, f_crit = fwd_flops(nets["actor"]), fwd_flops(nets["critic"])
+    g_act, g_crit = train_flops(nets["actor"]), train_flops(nets["critic"])
+    coll_flops = rows["act"][False] * f_act + rows["value"][False] * f_crit
+    upd_flops = rows["evaluate"][True] * g_act + rows["value"][True] * g_crit
+    per = (coll_flops + upd_flops) / n
+    print(
+        f"FLOPs per decision (GEMMs, rows counted in the last round): collection {coll_flops / n / 1e6:.2f} M "
+        f"(actor {f_act / 1e6:.2f} M + critic {f_crit / 1e6:.2f} M a row), update {upd_flops / n / 1e6:.2f} M "
+        f"(actor {g_act / 1e6:.2f} M + critic {g_crit / 1e6:.2f} M a row and epoch); total {per / 1e6:.2f} M"
+    )
+
+    def ideal_seconds(basis: int) -> tuple[float, float]:
+        c = rows["act"][False] * mm.fwd_row_seconds("actor", basis) + rows["value"][
+            False
+        ] * mm.fwd_row_seconds("critic", basis)
+        u = rows["evaluate"][True] * mm.train_row_seconds("actor", basis) + rows["value"][
+            True
+        ] * mm.train_row_seconds("critic", basis)
+        return c, u
+
+    sf = sb3.flops_per_decision()
+    for basis, label, achieved, sb3_rate in ((0, "wall", tot, sb3_learner), (1, "CPU", tot_cpu, sb3_cpu)):
+        c, u = ideal_seconds(basis)
+        eff = (coll_flops + upd_flops) / (c + u)
+        limit = n / (c + u)
+        peak, at = mm.peak(basis)
+        print(
+            f"per {label} second: FLOP-weighted matmul rate for this work {eff / 1e9:.1f} GFLOP/s (peak GEMM "
+            f"{peak / 1e9:.1f} at {at[0]} x {at[1]} x {at[2]} {at[3]}); matmul-limited rate {limit:,.0f} decisions/s; "
+            f"achieved end to end {achieved:,.0f} x {per / 1e6:.2f} MFLOP = {achieved * per / 1e9:.1f} GFLOP/s = "
+            f"{achieved / limit:.1%} of it ({achieved * per / peak:.1%} of peak GEMM; target >= 50%); "
+            f"SB3 {sf / 1e6:.2f} MFLOP per learner decision, {sb3_rate * sf / eff:.1%}"
+        )
+    ideal_c, ideal_u = ideal_seconds(0)
+
+    # ---- profile (self-play, last round) ----
+    t_ = last["t"]
+    coll, upd = last["collect"], last["update"]
+    step, hidden = sum(t_["step"]), sum(t_["hidden"])
+    cf = t_["value"][0] + t_["act"][0]
+    uf = t_["value"][1] + t_["evaluate"][1]
+    adv = sum(t_["advantages"])
+    total = coll + upd
+    print(f"\nwhere the time goes (self-play, last round, {n} decisions, {total:.2f} s):")
+    parts = [
+        ("collection: engine step (obs, masks)", step),
+        ("collection: critic inputs (state_vectors + gather)", hidden),
+        ("collection: network forwards (value, act)", cf),
+        ("collection: the rest (buffers, torch glue, bookkeeping)", coll - step - hidden - cf),
+        ("update: network forwards (value, evaluate)", uf),
+        ("update: advantages (GAE, numpy)", adv),
+        ("update: backward", sum(t_["backward"])),
+        ("update: gradient clipping + Adam", sum(t_["clip"]) + sum(t_["adam"])),
+        (
+            "update: the rest (losses, minibatch gathers, .item())",
+            upd - uf - adv - sum(sum(t_[k]) for k in ("backward", "clip", "adam")),
+        ),
+    ]
+    for name, sec in parts:
+        print(f"  {name:<58} {sec:6.3f} s  {sec / total:5.1%}")
+    print(
+        f"  GEMM-limited time (wall rates): collection {ideal_c:.2f} s, update {ideal_u:.2f} s "
+        f"(of {coll:.2f} s and {upd:.2f} s measured)"
+    )
     return 0
 
 

@@ -1,40 +1,54 @@
 """Decisions per second of the batched engine, against OpenSpiel's spades, in one run.
 
-    .venv/bin/python benchmarks/vector_throughput.py            # about a minute
-    .venv/bin/python benchmarks/vector_throughput.py --seconds 1 --no-compile
+    .venv/bin/python benchmarks/vector_throughput.py            # about 80 s
+    .venv/bin/python benchmarks/vector_throughput.py --seconds 0.5 --rounds 1 --no-compile
 
-Figures (a decision is one action of one seat: blind nil choice, bid, exchange card, card):
+A decision is one action of one seat (blind nil choice, bid, exchange card, card). Every figure
+is the median of ``--rounds`` rounds; in each round every measurement runs once, ours and the
+peers alternating, so that the machine's other load falls on all of them alike. Each figure is
+printed with its method:
 
-* ``outside``: ``VectorSpades.step`` with observations (771 float32 of the seat to act) and
-  masks for every game, the actions chosen each step by numpy outside the core, as a training
-  loop would (``RandomLegal``: a uniformly random legal action, the highest of random 16-bit
-  keys over the legal actions, drawn with ``random_raw`` into one array per step). ``loop``
-  counts the whole loop; ``engine`` only the time inside ``step``. B = 1024 and 4096; one
-  thread (serial kernels, one sampler thread) and two threads (``parallel=True``,
-  ``numba.set_num_threads(2)``, the numpy sampling split over two Python threads: numpy
-  releases the GIL).
-* ``inside``: ``VectorSpades.play_random``: random legal decisions chosen inside the compiled
-  core, no observations (one refresh at the end of each call).
-* OpenSpiel (optional, ``pip install open_spiel``): its C++ random simulation
-  (``pyspiel.evaluate_bots`` with ``make_uniform_random_bot`` players, one spades hand per
-  game, decisions counted from each game's history) and the game driven from Python with
-  ``observation_tensor`` and ``legal_actions`` every decision.
+* ``outside``: ``VectorSpades.step`` with observations (``OBS_SIZE`` float32 of the seat to
+  act) and masks for every game, the actions chosen each step by numpy outside the core, as a
+  training loop would (``RandomLegal``: a uniformly random legal action, the highest of random
+  16-bit keys over the legal actions). ``loop`` counts the whole loop (decisions = steps x B);
+  ``engine`` only the time inside ``step``.
+* ``inside``: ``VectorSpades.play_random(n)``: ``n`` random legal decisions per game chosen
+  inside the compiled core, no observations (one refresh at the end of each call); decisions =
+  calls x n x B, the same work per call in every kernel.
+* Kernels: ``serial`` (``parallel=False``: a plain loop over games), ``prange/1`` and
+  ``prange/2`` (``parallel=True``: numba's ``prange`` loop, ``numba.set_num_threads(1 or 2)``;
+  with 2 threads the numpy sampler also runs as two blocks on two Python threads). The serial
+  and ``prange`` kernels are different compiled code: compare thread counts within ``prange``.
+* OpenSpiel C++ (optional, ``pip install open_spiel``): its own C++ random simulation as its
+  users run it at its best: ``pyspiel.evaluate_bots`` with ``make_uniform_random_bot`` players
+  (the whole hand, chance deals included, in one C++ call), one fresh
+  ``new_initial_state()`` per game; nothing else in the timed loop. An OpenSpiel spades game
+  is one hand of exactly 56 decisions (4 bids, 52 cards), so decisions = games x 56, checked
+  untimed on 200 games from each game's history before timing. ``1 proc`` is one worker
+  process; ``2 procs`` two worker processes started together (OpenSpiel is single-threaded:
+  that is how its users fill two cores), their rates summed.
+* OpenSpiel from Python: the game driven one decision at a time from Python with
+  ``observation_tensor`` and ``legal_actions`` (as an RL loop on OpenSpiel would).
 * Compile cost: a fresh interpreter importing the engine and running every kernel once with
   an empty ``NUMBA_CACHE_DIR`` (compiles) and again with that cache warm.
 * Peak RSS of this process (``resource.getrusage``) and the size of the state arrays.
 
-The machine's other load counts: run it on an idle machine for figures you quote.
+Ratios are taken between figures of the same run at the same number of cores.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +62,10 @@ except ModuleNotFoundError:  # run from a checkout without installing
 import numba  # noqa: E402
 
 from spades_env.core import layout as L  # noqa: E402
+from spades_env.observation import OBS_SIZE  # noqa: E402
 from spades_env.vector import RandomLegal, VectorSpades  # noqa: E402
+
+OPENSPIEL_DECISIONS_PER_GAME = 56  # 4 bids + 52 cards; checked before timing
 
 _COMPILE_SNIPPET = """
 import time
@@ -61,6 +78,34 @@ for parallel in (False, True):
     v.play_random(2)
     v.state_vectors()
 print(time.perf_counter() - t)
+"""
+
+# One OpenSpiel worker: checks the decisions per game untimed, then answers "run SECONDS SEED"
+# lines on stdin with "games wall cpu" (evaluate_bots games, nothing else timed).
+_OPENSPIEL_WORKER = """
+import sys, time
+import pyspiel
+game = pyspiel.load_game("spades")
+bots = [pyspiel.make_uniform_random_bot(p, 1000 + p) for p in range(4)]
+counts = set()
+for i in range(200):
+    state = game.new_initial_state()
+    pyspiel.evaluate_bots(state, bots, i)
+    counts.add(sum(1 for pa in state.full_history() if pa.player >= 0))
+print("decisions", *sorted(counts), game.max_game_length(), flush=True)
+evaluate, new_state = pyspiel.evaluate_bots, game.new_initial_state
+for line in sys.stdin:
+    seconds, seed = float(line.split()[1]), int(line.split()[2])
+    games = 0
+    c0, t0 = time.process_time(), time.perf_counter()
+    deadline = t0 + seconds
+    while True:
+        for _ in range(50):
+            evaluate(new_state(), bots, seed + games)
+            games += 1
+        if time.perf_counter() >= deadline:
+            break
+    print(games, time.perf_counter() - t0, time.process_time() - c0, flush=True)
 """
 
 
@@ -76,116 +121,157 @@ def compile_times() -> tuple[float, float]:
     return out[0], out[1]
 
 
-class Clock:
-    """Wall time and this process's CPU time (all threads) since ``start``."""
+class Result:
+    """Decisions, wall seconds and CPU seconds of one timed run (``engine``: seconds inside
+    ``step``, for the outside-core loop)."""
 
-    def __init__(self) -> None:
-        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
-
-    def read(self) -> tuple[float, float]:
-        return time.perf_counter() - self.wall0, time.process_time() - self.cpu0
+    def __init__(self, decisions: int, wall: float, cpu: float, engine: float = 0.0) -> None:
+        self.decisions, self.wall, self.cpu, self.engine = decisions, wall, cpu, engine
 
 
-def bench_outside(num_envs: int, threads: int, seconds: float) -> tuple[float, float, float]:
-    """(loop decisions/s, engine-only decisions/s, loop decisions per CPU second) with
-    observations and masks; ``threads`` numba threads for the engine and Python threads for
-    the numpy sampler (one thread: serial kernels)."""
-    parallel = threads > 1
-    v = VectorSpades(num_envs, "tournament", episode="game", seed=1, parallel=parallel)
-    sample = RandomLegal(num_envs, seed=0, threads=threads)
-    res = v.reset(1)
-    for _ in range(20):  # warm up (kernels, caches)
-        res = v.step(sample(res.mask))
-    steps = 0
-    in_step = 0.0
-    perf = time.perf_counter
-    clock = Clock()
-    deadline = perf() + seconds
-    while True:
-        a = sample(res.mask)
-        t0 = perf()
-        res = v.step(a)
-        in_step += perf() - t0
-        steps += 1
-        if steps % 16 == 0 and perf() >= deadline:
-            break
-    wall, cpu = clock.read()
-    n = steps * num_envs
-    return n / wall, n / in_step, n / cpu
+class Outside:
+    """``VectorSpades.step`` with observations and masks, actions from ``RandomLegal``."""
+
+    def __init__(self, num_envs: int, parallel: bool, threads: int) -> None:
+        self.B, self.threads = num_envs, threads
+        self.v = VectorSpades(num_envs, "tournament", episode="game", seed=1, parallel=parallel)
+        self.sample = RandomLegal(num_envs, seed=0, threads=threads)
+        self.res = self.v.reset(1)
+        for _ in range(20):  # warm up (kernels, caches)
+            self.res = self.v.step(self.sample(self.res.mask))
+
+    def __call__(self, seconds: float) -> Result:
+        v, sample, res = self.v, self.sample, self.res
+        perf = time.perf_counter
+        steps = 0
+        in_step = 0.0
+        c0, w0 = time.process_time(), perf()
+        deadline = w0 + seconds
+        while True:
+            a = sample(res.mask)
+            t0 = perf()
+            res = v.step(a)
+            in_step += perf() - t0
+            steps += 1
+            if steps % 16 == 0 and perf() >= deadline:
+                break
+        wall, cpu = perf() - w0, time.process_time() - c0
+        self.res = res
+        return Result(steps * self.B, wall, cpu, in_step)
 
 
-def bench_inside(num_envs: int, parallel: bool, seconds: float) -> tuple[float, float]:
-    """(decisions/s, decisions per CPU second) of random play chosen inside the core."""
-    v = VectorSpades(num_envs, "tournament", episode="game", seed=2, parallel=parallel)
-    per_call = max(1, 2_000_000 // num_envs)
-    v.play_random(per_call)  # warm up
-    calls = 0
-    clock = Clock()
-    while True:
-        v.play_random(per_call)
-        calls += 1
-        if clock.read()[0] >= seconds:
-            break
-    wall, cpu = clock.read()
-    n = calls * per_call * num_envs
-    return n / wall, n / cpu
+class Inside:
+    """``VectorSpades.play_random``: decisions chosen inside the compiled core; every call does
+    the same work (``per_call`` decisions per game)."""
+
+    def __init__(self, num_envs: int, parallel: bool) -> None:
+        self.B = num_envs
+        self.v = VectorSpades(num_envs, "tournament", episode="game", seed=2, parallel=parallel)
+        self.per_call = max(1, 1_000_000 // num_envs)
+        self.v.play_random(self.per_call)  # warm up
+
+    def __call__(self, seconds: float) -> Result:
+        calls = 0
+        c0, w0 = time.process_time(), time.perf_counter()
+        while True:
+            self.v.play_random(self.per_call)
+            calls += 1
+            if time.perf_counter() - w0 >= seconds:
+                break
+        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+        return Result(calls * self.per_call * self.B, wall, cpu)
 
 
-def bench_openspiel_cpp(seconds: float) -> tuple[float, float] | None:
-    """(decisions/s, decisions per CPU second) of OpenSpiel's C++ random games."""
-    try:
-        import pyspiel
-    except ImportError as exc:
-        print(f"OpenSpiel skipped: {exc}")
-        return None
+class OpenSpielWorkers:
+    """Worker processes running OpenSpiel's C++ random simulation (``evaluate_bots``)."""
+
+    def __init__(self, count: int) -> None:
+        self.procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _OPENSPIEL_WORKER],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(count)
+        ]
+        self.seed = 0
+        for p in self.procs:
+            assert p.stdout is not None
+            words = p.stdout.readline().split()
+            if not words or words[0] != "decisions":
+                raise RuntimeError("OpenSpiel worker failed to start")
+            counts = [int(w) for w in words[1:]]
+            if counts != [OPENSPIEL_DECISIONS_PER_GAME, OPENSPIEL_DECISIONS_PER_GAME]:
+                raise RuntimeError(f"OpenSpiel spades games are not all 56 decisions long: {counts}")
+
+    def run(self, count: int, seconds: float) -> Result:
+        """``count`` workers at once; decisions summed, wall and CPU seconds the workers' mean
+        (so decisions / wall is the sum of their rates)."""
+        procs = self.procs[:count]
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write(f"run {seconds} {self.seed}\n")
+            p.stdin.flush()
+            self.seed += 1_000_000
+        games = wall = cpu = 0.0
+        rate = cpu_rate = 0.0
+        for p in procs:
+            assert p.stdout is not None
+            g, w, c = p.stdout.readline().split()
+            games += int(g)
+            wall += float(w)
+            cpu += float(c)
+            rate += int(g) / float(w)
+            cpu_rate += int(g) / float(c)
+        d = int(games) * OPENSPIEL_DECISIONS_PER_GAME
+        # report as one result whose decisions / wall = the summed rate
+        return Result(
+            d, d / (rate * OPENSPIEL_DECISIONS_PER_GAME), d / (cpu_rate * OPENSPIEL_DECISIONS_PER_GAME)
+        )
+
+    def close(self) -> None:
+        for p in self.procs:
+            assert p.stdin is not None
+            p.stdin.close()
+        for p in self.procs:
+            p.wait(timeout=10)
+
+
+def openspiel_python(seconds: float) -> Result:
+    """OpenSpiel's spades driven from Python, with an observation tensor every decision."""
+    import pyspiel
+
     game = pyspiel.load_game("spades")
-    bots = [pyspiel.make_uniform_random_bot(p, 1000 + p) for p in range(4)]
-    pyspiel.evaluate_bots(game.new_initial_state(), bots, 0)
+    rnd = random.Random(0)
     decisions = 0
-    games = 0
-    clock = Clock()
-    while True:
-        state = game.new_initial_state()
-        pyspiel.evaluate_bots(state, bots, games)
-        # counting a game's decisions costs ~1 us against ~0.1 ms of simulation
-        decisions += sum(1 for pa in state.full_history() if pa.player >= 0)
-        games += 1
-        if games % 20 == 0 and clock.read()[0] >= seconds:
-            break
-    wall, cpu = clock.read()
-    return decisions / wall, decisions / cpu
-
-
-def bench_openspiel_python(seconds: float) -> float | None:
-    try:
-        import pyspiel
-    except ImportError:
-        return None
-    game = pyspiel.load_game("spades")
-    rng = np.random.default_rng(0)
-    decisions = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    c0, w0 = time.process_time(), time.perf_counter()
+    while time.perf_counter() - w0 < seconds:
         state = game.new_initial_state()
         while not state.is_terminal():
             if state.is_chance_node():
                 outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+                state.apply_action(outcomes[rnd.randrange(len(outcomes))][0])
                 continue
             p = state.current_player()
             obs = np.asarray(state.observation_tensor(p), dtype=np.float32)  # noqa: F841
             legal = state.legal_actions(p)
-            state.apply_action(legal[rng.integers(len(legal))])
+            state.apply_action(legal[rnd.randrange(len(legal))])
             decisions += 1
-    return decisions / (time.perf_counter() - start)
+    return Result(decisions, time.perf_counter() - w0, time.process_time() - c0)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Measure and print every figure."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
+    parser.add_argument("--seconds", type=float, default=1.0, help="time per measurement (default 1)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="interleaved rounds; medians are reported (default 3)"
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 4096])
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument(
+        "--threads", type=int, default=2, help="threads (and OpenSpiel processes) of the multi-core rows"
+    )
     parser.add_argument("--no-compile", action="store_true", help="skip the compile-time subprocesses")
     parser.add_argument(
         "--threading-layer",
@@ -195,10 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     numba.config.THREADING_LAYER = args.threading_layer
+    T = max(2, args.threads)
 
     print(
         f"cpus: {os.cpu_count()}, numba {numba.__version__}, numpy {np.__version__}, "
-        f"load average {os.getloadavg()[0]:.1f}",
+        f"OBS_SIZE {OBS_SIZE}; load average at start {os.getloadavg()[0]:.2f}",
         flush=True,
     )
     if not args.no_compile:
@@ -206,50 +293,88 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"compile: first import + every kernel, empty NUMBA_CACHE_DIR: {first:.1f} s; cached: {cached:.2f} s"
         )
-    s = args.seconds
-    rows = []
-    print("decisions/s (M); cpu: per CPU-second of this process, which the machine's other load")
-    print("affects less than wall time")
-    for threads in args.threads:
-        parallel = threads > 1
-        if parallel:
-            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+
+    kernels = [("serial", False, 1), ("prange/1", True, 1), (f"prange/{T}", True, T)]
+    runs: dict[tuple, Callable[[float], Result]] = {}
+    threads_of: dict[tuple, int] = {}
+    for name, parallel, t in kernels:
+        numba.set_num_threads(min(t, numba.config.NUMBA_NUM_THREADS))
         for B in args.sizes:
-            loop, engine, loop_cpu = bench_outside(B, threads, s)
-            inside, inside_cpu = bench_inside(B, parallel, s)
-            rows.append((threads, B, loop, engine, inside, loop_cpu, inside_cpu))
-            print(
-                f"threads {threads}  B {B:>5}  outside: loop {loop / 1e6:5.2f}  engine {engine / 1e6:5.2f}"
-                f"  loop cpu {loop_cpu / 1e6:5.2f}   inside: {inside / 1e6:5.2f}  cpu {inside_cpu / 1e6:5.2f}",
-                flush=True,
-            )
-    if any(t > 1 for t in args.threads):
-        print(f"numba threading layer: {numba.threading_layer()}")
-    cpp = bench_openspiel_cpp(s)
-    py = bench_openspiel_python(s)
-    if cpp is not None:
-        print(
-            f"OpenSpiel C++ random simulation (evaluate_bots): {cpp[0] / 1e6:5.2f} M/s  cpu {cpp[1] / 1e6:5.2f}"
-        )
-        print(f"OpenSpiel from Python with observation tensors: {py / 1e3:8.1f} k/s")
-    best_loop = max(r[2] for r in rows)
-    best_inside = max(r[4] for r in rows)
-    one = [r for r in rows if r[0] == 1]
-    print()
+            runs[("outside", name, B)] = Outside(B, parallel, t)
+            runs[("inside", name, B)] = Inside(B, parallel)
+            threads_of[("outside", name, B)] = threads_of[("inside", name, B)] = t
+    workers = None
+    try:
+        workers = OpenSpielWorkers(T)
+        runs[("openspiel", "1 proc")] = lambda s: workers.run(1, s)
+        runs[("openspiel", f"{T} procs")] = lambda s: workers.run(T, s)
+        runs[("openspiel-python",)] = openspiel_python
+    except (ImportError, OSError, RuntimeError) as exc:
+        print(f"OpenSpiel skipped: {exc}")
+    results: dict[tuple, list[Result]] = {k: [] for k in runs}
+    loads = []
+    for r in range(max(1, args.rounds)):
+        keys = list(runs)
+        if r % 2:
+            keys.reverse()  # alternate the order: neither side always runs first
+        for k in keys:
+            numba.set_num_threads(min(threads_of.get(k, 1), numba.config.NUMBA_NUM_THREADS))
+            results[k].append(runs[k](args.seconds))
+        loads.append(os.getloadavg()[0])
+        print(f"round {r + 1}/{args.rounds} done, load average {loads[-1]:.2f}", flush=True)
+    if workers is not None:
+        workers.close()
+
+    def med(k: tuple, what: str = "wall") -> float:
+        return statistics.median(x.decisions / getattr(x, what) for x in results[k])
+
     print(
-        f"best outside-core loop (obs + masks, numpy actions): {best_loop / 1e6:.2f} M decisions/s (target >= 3)"
+        f"\nmedians of {args.rounds} interleaved rounds x {args.seconds:g} s; load average "
+        f"{min(loads):.2f}-{max(loads):.2f} during the rounds; decisions/s in millions; "
+        "cpu: per CPU-second of the process(es)"
     )
-    print(f"best inside-core: {best_inside / 1e6:.2f} M decisions/s (target >= 10)")
-    if cpp is not None:
-        print(f"ratio outside-core loop / OpenSpiel C++: {best_loop / cpp[0]:.2f} (target >= 1.3)")
-        print(f"ratio inside-core / OpenSpiel C++: {best_inside / cpp[0]:.2f}")
-        if one:
+    print("| kernel | threads | B | outside: loop | outside: engine only | loop cpu | inside | inside cpu |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, _parallel, t in kernels:
+        for B in args.sizes:
+            o, i = ("outside", name, B), ("inside", name, B)
             print(
-                "per CPU-second, one thread: outside-core loop / OpenSpiel C++: "
-                f"{max(r[5] for r in one) / cpp[1]:.2f}; inside-core / OpenSpiel C++: "
-                f"{max(r[6] for r in one) / cpp[1]:.2f}"
+                f"| {name} | {t} | {B} | {med(o) / 1e6:.2f} | {med(o, 'engine') / 1e6:.2f} | "
+                f"{med(o, 'cpu') / 1e6:.2f} | {med(i) / 1e6:.2f} | {med(i, 'cpu') / 1e6:.2f} |"
             )
-        print(f"ratio outside-core loop / OpenSpiel Python+obs: {best_loop / py:.0f}")
+    print(f"numba threading layer: {numba.threading_layer()}")
+    have_os = ("openspiel", "1 proc") in results
+    if have_os:
+        c1, cT, py = ("openspiel", "1 proc"), ("openspiel", f"{T} procs"), ("openspiel-python",)
+        print(
+            f"OpenSpiel C++ random simulation (evaluate_bots, uniform random bots, 56 decisions a game "
+            f"counted outside the loop): 1 proc {med(c1) / 1e6:.2f} M/s (cpu {med(c1, 'cpu') / 1e6:.2f}); "
+            f"{T} procs {med(cT) / 1e6:.2f} M/s (cpu {med(cT, 'cpu') / 1e6:.2f})"
+        )
+        print(f"OpenSpiel from Python with observation tensors: {med(py) / 1e3:.1f} k/s")
+
+    def best(kind: str, names: list[str]) -> tuple[float, str]:
+        return max((med((kind, n, B)), f"{n}, B {B}") for n in names for B in args.sizes)
+
+    one = ["serial", "prange/1"]
+    multi = [f"prange/{T}"]
+    print()
+    for label, names, peer in (("1 core", one, "1 proc"), (f"{T} cores", multi, f"{T} procs")):
+        lo, lo_at = best("outside", names)
+        ins, ins_at = best("inside", names)
+        line = f"{label}: best outside-core loop {lo / 1e6:.2f} M/s ({lo_at}); inside-core {ins / 1e6:.2f} M/s ({ins_at})"
+        if have_os:
+            ref = med(("openspiel", peer))
+            line += f"; / OpenSpiel C++ {peer}: outside {lo / ref:.2f}x, inside {ins / ref:.2f}x"
+        print(line)
+    for B in args.sizes:
+        s, p1, pT = (med(("inside", n, B)) for n in ("serial", "prange/1", f"prange/{T}"))
+        print(
+            f"inside-core, B {B}: prange/1 / serial {p1 / s:.2f}x (same work, different compiled loop); "
+            f"prange/{T} / prange/1 {pT / p1:.2f}x (threads)"
+        )
+    if have_os:
+        print(f"outside-core loop / OpenSpiel Python+obs (1 core): {best('outside', one)[0] / med(py):.0f}x")
     B = max(args.sizes)
     state_mb = B * L.STATE_SIZE * 8 / 2**20
     print(f"engine state for {B} games: {state_mb:.1f} MiB ({L.STATE_SIZE} int64 per game)")
