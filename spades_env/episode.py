@@ -12,6 +12,7 @@ from __future__ import annotations
 from spades_env.core import layout as L
 from spades_env.core.engine import next_hand
 from spades_env.core.jit import jit
+from spades_env.core.validate import check_choice
 
 EPISODES = ("hand", "game", "match")
 REWARDS = ("score", "win")
@@ -22,16 +23,12 @@ RUNNING, TERMINATED, TRUNCATED = 0, 1, 2
 
 def episode_code(name: str) -> int:
     """Code of an episode knob value, with a clear error for a bad one."""
-    if name not in EPISODES:
-        raise ValueError(f"episode must be one of {EPISODES}, got {name!r}")
-    return EPISODES.index(name)
+    return EPISODES.index(check_choice(name, "episode", EPISODES))
 
 
 def reward_code(name: str) -> int:
     """Code of a reward knob value, with a clear error for a bad one."""
-    if name not in REWARDS:
-        raise ValueError(f"reward must be one of {REWARDS}, got {name!r}")
-    return REWARDS.index(name)
+    return REWARDS.index(check_choice(name, "reward", REWARDS))
 
 
 @jit

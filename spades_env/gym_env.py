@@ -78,6 +78,10 @@ class SpadesGymEnv(gymnasium.Env):
                 raise TypeError(
                     f"opponent for seat {s} must be a Policy, a bot name or None, got {type(spec).__name__}"
                 )
+            if isinstance(spec, str):  # a bad name fails here, at construction, not at reset
+                from spades_env.arena import check_policy_name
+
+                check_policy_name(spec)
         self._episode, self._reward = episode_code(episode), reward_code(reward)
         self.reward_scale = float(reward_scale)
         if render_mode not in (None, "ansi"):

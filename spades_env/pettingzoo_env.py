@@ -27,7 +27,11 @@ render modes         ``"ansi"`` (returns the table) and ``"human"`` (prints it)
 
 ``reset(seed=..., options=...)`` takes ``options`` keys ``hands`` (four lists of 13 card
 strings, by seat), ``stock`` (52 cards, two-player rules), ``dealer``, ``scores`` and ``bags``
-(one value per team) to replay a recorded or duplicate deal.
+(one value per team) to replay a recorded or duplicate deal. They are checked exactly (a
+dealer is an integer seat, not ``1.7``, ``"1"`` or ``True``; scores and bags must be reachable
+by a real game, see :mod:`spades_env.core.validate`); a bad one raises
+:class:`~spades_env.core.validate.InputError` or :class:`~spades_env.core.game.DealError` and
+changes nothing, not even the env's seed generator.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from spades_env.core.engine import legal_mask
 from spades_env.core.game import IllegalActionError, SpadesGame
 from spades_env.core.jit import jit
 from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.core.validate import InputError, check_float, check_seat, check_seed
 from spades_env.episode import TERMINATED, TRUNCATED, episode_code, reward_code, settle
 from spades_env.observation import (
     OBS_SIZE,
@@ -189,14 +194,15 @@ class raw_env(AECEnv):
         self.rules = load_rules(rules)
         self._episode = episode_code(episode)
         self._reward = reward_code(reward)
-        self.episode, self.reward_kind, self.reward_scale = episode, reward, float(reward_scale)
+        self.episode, self.reward_kind = episode, reward
+        self.reward_scale = check_float(reward_scale, "reward_scale")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
+            raise InputError(
                 f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}"
             )
         self.render_mode = render_mode
-        self.render_viewer = render_viewer
         n = self.rules.num_players
+        self.render_viewer = None if render_viewer is None else check_seat(render_viewer, n, "render_viewer")
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         low, high = observation_bounds(self.rules)
@@ -223,7 +229,13 @@ class raw_env(AECEnv):
 
     # ---- episode ----------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a new episode; ``options`` may preset the deal, dealer, scores and bags."""
+        """Start a new episode; ``options`` may preset the deal, dealer, scores and bags.
+
+        A bad seed or option raises (``InputError``, ``DealError``) with nothing changed: the
+        episode in play and the seed generator stay as they were."""
+        if options is not None and not isinstance(options, dict):
+            raise InputError(f"reset(options=...) must be a dict, got {options!r}")
+        seed = check_seed(seed)
         options = dict(options or {})
         unknown = set(options) - _OPTION_KEYS
         if unknown:  # PettingZoo's api_test passes arbitrary options, so warn rather than fail
@@ -231,17 +243,23 @@ class raw_env(AECEnv):
                 f"reset(options=...): ignoring unknown key(s) {sorted(unknown)}; known: {sorted(_OPTION_KEYS)}",
                 stacklevel=2,
             )
-        if seed is not None:
-            self._seeder = np.random.default_rng(seed)
-        game_seed = int(self._seeder.integers(2**63 - 1))
-        game = SpadesGame(self.rules, seed=game_seed, dealer=options.get("dealer"))
-        if options.keys() - {"dealer"}:
-            game.set_hand(
-                hands=options.get("hands"),
-                stock=options.get("stock"),
-                scores=options.get("scores"),
-                bags=options.get("bags"),
-            )
+        seeder = self._seeder if seed is None else np.random.default_rng(seed)
+        saved = seeder.bit_generator.state if options and seed is None else None
+        try:  # the options are checked by the game; a refusal puts the generator back
+            game_seed = int(seeder.integers(2**63 - 1))
+            game = SpadesGame(self.rules, seed=game_seed, dealer=options.get("dealer"))
+            if options.keys() - {"dealer"}:
+                game.set_hand(
+                    hands=options.get("hands"),
+                    stock=options.get("stock"),
+                    scores=options.get("scores"),
+                    bags=options.get("bags"),
+                )
+        except BaseException:
+            if saved is not None:
+                seeder.bit_generator.state = saved
+            raise
+        self._seeder = seeder
         self.game = game
         self._state, self._params = game.state, game.params
         self.agents = self.possible_agents[:]
@@ -317,7 +335,9 @@ class raw_env(AECEnv):
     # ---- views ------------------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """The agent's observation vector and its action mask (zeros unless it is to act)."""
-        seat = self.agent_name_mapping[agent]
+        seat = self.agent_name_mapping.get(agent) if isinstance(agent, str) else None
+        if seat is None:
+            raise InputError(f"unknown agent {agent!r}; agents: {self.possible_agents}")
         obs = np.empty(OBS_SIZE, dtype=np.float32)
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         want_mask = (

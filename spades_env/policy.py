@@ -11,6 +11,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from spades_env.core.validate import InputError, check_seat
+
 
 @runtime_checkable
 class Policy(Protocol):
@@ -24,13 +26,14 @@ class Policy(Protocol):
 def learner_seats_of(learner_seats: tuple[int, ...] | list[int] | None, num_seats: int) -> tuple[int, ...]:
     """The seats a learner plays: one team's seats (default N/S, or seat 0 in the two-player
     game), validated with a clear error."""
-    seats = tuple(
-        int(s) for s in (learner_seats if learner_seats is not None else ((0, 2) if num_seats == 4 else (0,)))
-    )
-    if not seats or len(set(seats)) != len(seats) or any(not 0 <= s < num_seats for s in seats):
-        raise ValueError(f"learner_seats must be distinct seats of 0..{num_seats - 1}, got {learner_seats!r}")
+    given = learner_seats if learner_seats is not None else ((0, 2) if num_seats == 4 else (0,))
+    if isinstance(given, (str, bytes)) or not hasattr(given, "__iter__"):
+        raise InputError(f"learner_seats must be a list of seats of 0..{num_seats - 1}, got {learner_seats!r}")
+    seats = tuple(check_seat(s, num_seats, "learner seat") for s in given)
+    if not seats or len(set(seats)) != len(seats):
+        raise InputError(f"learner_seats must be distinct seats of 0..{num_seats - 1}, got {learner_seats!r}")
     if len({s % 2 for s in seats}) != 1:
-        raise ValueError(f"learner_seats must be one team (N/S or E/W), got {seats}")
+        raise InputError(f"learner_seats must be one team (N/S or E/W), got {seats}")
     return seats
 
 

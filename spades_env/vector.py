@@ -74,6 +74,15 @@ from spades_env.core.game import IllegalActionError
 from spades_env.core.jit import jit
 from spades_env.core.rng import below
 from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.core.validate import (
+    InputError,
+    InputTypeError,
+    check_count,
+    check_int,
+    check_seat,
+    check_seed,
+    check_state_row,
+)
 from spades_env.episode import RUNNING, TERMINATED, TRUNCATED, episode_code, reward_code, settle
 from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE, encode_observation, encode_state
 
@@ -365,10 +374,8 @@ class RandomLegal:
     def __init__(
         self, num_envs: int, seed: int | np.random.Generator | None = None, threads: int = 1
     ) -> None:
-        if int(threads) < 1:
-            raise ValueError(f"threads must be at least 1, got {threads!r}")
-        self.num_envs = B = int(num_envs)
-        self.threads = k = min(int(threads), B)
+        self.num_envs = B = check_count(num_envs, "num_envs")
+        self.threads = k = min(check_count(threads, "threads"), B)
         if k == 1:
             rngs = [seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)]
         elif isinstance(seed, np.random.Generator):
@@ -383,8 +390,8 @@ class RandomLegal:
     def __call__(self, mask: np.ndarray) -> np.ndarray:
         """Actions ``[B]`` (int64): a legal action of each row of ``mask`` ``[B, 70]`` (0/1;
         every row must have a legal action)."""
-        if mask.shape != self._mask16.shape:
-            raise ValueError(f"mask must have shape {self._mask16.shape}, got {mask.shape}")
+        if not isinstance(mask, np.ndarray) or mask.shape != self._mask16.shape:
+            raise InputError(f"mask must be an array of shape {self._mask16.shape}, got {getattr(mask, 'shape', mask)!r}")
         actions = np.empty(self.num_envs, dtype=np.int64)
         if self._pool is None:
             self._block(mask, actions, *self._blocks[0])
@@ -436,11 +443,10 @@ class VectorSpades:
         observations: bool = True,
         parallel: bool = False,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        B = check_count(num_envs, "num_envs")
         if illegal not in ILLEGAL_MODES:
-            raise ValueError(f"illegal must be one of {ILLEGAL_MODES}, got {illegal!r}")
-        self.num_envs = B = int(num_envs)
+            raise InputError(f"illegal must be one of {ILLEGAL_MODES}, got {illegal!r}")
+        self.num_envs = B
         self.rules = load_rules(rules)
         self.params = self.rules.to_params()
         self.num_seats = self.rules.num_players
@@ -492,16 +498,16 @@ class VectorSpades:
     def reset(self, seed: int | Sequence[int] | None = None) -> VectorStep:
         """Start a new game in every slot (see the module doc for the seeds)."""
         B = self.num_envs
-        if seed is None or isinstance(seed, (int, np.integer)):
-            env_seeds = reset_env_seeds(None if seed is None else int(seed), B)
+        if seed is None or isinstance(seed, (int, np.integer, bool, np.bool_)):
+            env_seeds = reset_env_seeds(check_seed(seed), B)
         else:
             env_seeds = np.asarray(seed)
             if env_seeds.shape != (B,) or env_seeds.dtype.kind not in "iu":
-                raise ValueError(
+                raise InputError(
                     f"reset(seed=...) takes an int or {B} integer seeds, got {env_seeds.dtype} {env_seeds.shape}"
                 )
-            if (env_seeds < 0).any():
-                raise ValueError("per-game seeds must be non-negative")
+            if (env_seeds < 0).any() or (env_seeds.dtype.kind == "u" and (env_seeds >= 2**63).any()):
+                raise InputError("per-game seeds must be in 0..2**63 - 1")
         seeds = game_seeds_from_env_seeds(env_seeds)
         play = (seeds * 0x9E3779B1 + 12345) & _MASK48
         self.env_seeds = env_seeds.astype(np.int64)
@@ -524,7 +530,7 @@ class VectorSpades:
         if use_active:
             act_mask = np.ascontiguousarray(active)
             if act_mask.shape != (self.num_envs,) or act_mask.dtype != np.bool_:
-                raise ValueError(
+                raise InputError(
                     f"active must be a bool array of shape ({self.num_envs},), got {act_mask.dtype} {act_mask.shape}"
                 )
         else:
@@ -547,13 +553,15 @@ class VectorSpades:
 
     def play_random(self, decisions_per_game: int) -> int:
         """Play ``decisions_per_game`` random legal decisions in every game inside the core
-        (finished episodes reset); refresh the observations; return episodes finished."""
+        (finished episodes reset); refresh the observations; return episodes finished.
+        ``decisions_per_game`` is an integer of at least 0 (``InputError`` otherwise)."""
+        n = check_count(decisions_per_game, "decisions_per_game", lo=0)
         before = int(self.episodes_done.sum())
         self._k_play(
             self.states,
             self.params,
             self.play_rng,
-            int(decisions_per_game),
+            n,
             (self._episode, self._reward, self.reward_scale),
             self.game_seeds,
             self.episodes_done,
@@ -567,15 +575,23 @@ class VectorSpades:
         if out is None:
             out = np.empty((self.num_envs, STATE_VEC_SIZE), dtype=np.float32)
         elif out.shape != (self.num_envs, STATE_VEC_SIZE) or out.dtype != np.float32:
-            raise ValueError(f"out must be float32 of shape ({self.num_envs}, {STATE_VEC_SIZE})")
+            raise InputError(f"out must be float32 of shape ({self.num_envs}, {STATE_VEC_SIZE})")
         self._k_state(self.states, self.params, out)
         return out
 
     def observe_seat(self, game: int, seat: int, state: np.ndarray | None = None) -> np.ndarray:
-        """Observation of any ``seat`` of game ``game`` (or of a given state row)."""
+        """Observation of any ``seat`` of game ``game`` (or of a given state row).
+
+        Checked before the compiled encoder runs: ``game`` is an index ``0..num_envs - 1``,
+        ``seat`` a seat of these rules, ``state`` an ``int64`` row of ``STATE_SIZE`` for this
+        many seats whose index fields are in range; anything else raises ``InputError``."""
+        seat = check_seat(seat, self.num_seats)
+        if state is None:
+            row = self.states[check_int(game, "game", 0, self.num_envs - 1)]
+        else:
+            row = check_state_row(state, L.STATE_SIZE, self.num_seats)
         out = np.empty(OBS_SIZE, dtype=np.float32)
-        row = self.states[game] if state is None else state
-        encode_observation(row, self.params, int(seat), out)
+        encode_observation(row, self.params, seat, out)
         return out
 
     # ---- helpers ---------------------------------------------------------------------------
@@ -585,14 +601,17 @@ class VectorSpades:
         )
 
     def _check_actions(self, actions: np.ndarray) -> np.ndarray:
-        a = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+        try:
+            a = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+        except (ValueError, TypeError, OverflowError):
+            raise InputTypeError(f"actions must be an integer array of shape ({self.num_envs},), got {actions!r}") from None
         if a.dtype.kind not in "iu":
-            raise TypeError(f"actions must be an integer array, got dtype {a.dtype}")
+            raise InputTypeError(f"actions must be an integer array, got dtype {a.dtype}")
         if a.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape ({self.num_envs},), got {a.shape}")
+            raise InputError(f"actions must have shape ({self.num_envs},), got {a.shape}")
         if a.dtype != np.int64:
             if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
-                raise ValueError("actions out of range")
+                raise InputError("actions out of range")
             a = a.astype(np.int64)
         return np.ascontiguousarray(a)  # one compiled layout: no recompiling for a strided view
 

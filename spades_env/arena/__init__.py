@@ -5,6 +5,7 @@ intervals (JSON, terminal table, PNG plot)."""
 from spades_env.arena.duplicate import BoardResult, Seating, make_jobs, play_boards, run_duplicate, seatings
 from spades_env.arena.match import (
     PlayResult,
+    check_policy_name,
     parse_team,
     play,
     register_policy_loader,
@@ -19,6 +20,7 @@ __all__ = [
     "PlayResult",
     "Seating",
     "bootstrap_ci",
+    "check_policy_name",
     "draw_bracket",
     "make_jobs",
     "parse_team",

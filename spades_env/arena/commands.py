@@ -20,10 +20,12 @@ from typing import Any
 from spades_env.arena import report
 from spades_env.arena.duplicate import run_duplicate, seatings
 from spades_env.arena.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, gauntlet_table, run_gauntlet
-from spades_env.arena.match import FORMATS, parse_team, team_label
+from spades_env.arena.match import FORMATS, check_policy_name, parse_team, team_label
 from spades_env.arena.stats import summarize
 from spades_env.arena.tournament import run_bracket, run_mixed_table, run_round_robin
 from spades_env.core.rules import load_rules
+from spades_env.core.validate import InputError, check_count, check_int
+from spades_env.validation import check_output_dir
 
 # The README's short tournament of the baselines: single hands, duplicate, both cores; five
 # teams (one a mixed pair), so the bracket has byes.
@@ -42,6 +44,22 @@ def _rules(args: argparse.Namespace):
     if args.target is not None:
         rules = rules.replace(target_score=args.target)
     return rules
+
+
+def _check_common(args: argparse.Namespace) -> None:
+    """Check the options every arena command has, before any play (a bad one: InputError)."""
+    check_int(args.seed, "--seed", 0)
+    check_count(args.workers, "--workers")
+    if args.out is not None:
+        check_output_dir(args.out, "--out")
+
+
+def _check_team(text: str) -> tuple[str, str]:
+    """A team parsed, with both its policy names checked (nothing is loaded or played)."""
+    team = parse_team(text)
+    for spec in team:
+        check_policy_name(spec)
+    return team
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -127,7 +145,9 @@ def register(subparsers: Any) -> None:
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run ``spades eval``."""
     rules = _rules(args)
-    team_a, team_b = parse_team(args.team_a), parse_team(args.team_b)
+    _check_common(args)
+    check_count(args.games, "--games")
+    team_a, team_b = _check_team(args.team_a), _check_team(args.team_b)
     runs = len(seatings(team_a, team_b))
     boards = max(1, math.ceil(args.games / runs))
     t0 = time.perf_counter()
@@ -162,7 +182,17 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         teams = teams or list(QUICK_TEAMS)
         boards, fmt, bracket_boards = QUICK["boards"], QUICK["fmt"], QUICK["bracket_boards"]
     if not teams and not args.partners:
-        raise SystemExit("spades tournament: give --teams, --partners or --quick")
+        raise InputError("give --teams, --partners or --quick")
+    _check_common(args)
+    check_count(boards, "--boards")
+    if teams is not None and len(teams) < 2:
+        raise InputError(f"--teams needs at least 2 teams for a bracket and a round robin, got {teams}")
+    for t in teams or []:
+        _check_team(t)
+    for p in args.partners or []:
+        check_policy_name(p)
+    if args.partners:
+        _check_team(args.against)
     progress = not args.no_progress
     t0 = time.perf_counter()
     out: dict[str, Any] = {"seed": args.seed, "rules": rules.to_dict()}
@@ -203,10 +233,13 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 def cmd_gauntlet(args: argparse.Namespace) -> int:
     """Run ``spades gauntlet``."""
     rules = _rules(args)
+    _check_common(args)
     if args.games < 1:
-        raise SystemExit(f"spades gauntlet: --games must be at least 1 (got {args.games})")
+        raise InputError(f"--games must be at least 1 (got {args.games})")
     if not args.opponents and not args.partner:
-        raise SystemExit("spades gauntlet: nothing to play (no --opponents and no --partner)")
+        raise InputError("nothing to play (no --opponents and no --partner)")
+    for spec in [args.policy, *args.opponents, *([args.partner] if args.partner else [])]:
+        check_policy_name(spec)
     t0 = time.perf_counter()
     summaries = run_gauntlet(
         args.policy,

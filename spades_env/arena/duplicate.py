@@ -33,6 +33,7 @@ from spades_env.arena.match import (
 )
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.core.validate import InputError, check_choice, check_count, check_int
 
 Team = tuple[PolicySpec, PolicySpec]
 
@@ -96,11 +97,12 @@ def make_jobs(
     mixed: bool | None = None,
 ) -> list[BoardJob]:
     """Jobs for ``boards`` duplicate boards of team A against team B, seeded from
-    ``(seed, matchup, board)``."""
-    if fmt not in FORMATS:
-        raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
-    if boards < 1:
-        raise ValueError(f"need at least one board, got {boards}")
+    ``(seed, matchup, board)``. ``boards`` is an integer of at least 1, ``seed`` and
+    ``matchup`` non-negative integers (``InputError`` otherwise)."""
+    check_choice(fmt, "format", FORMATS)
+    boards = check_count(boards, "boards")
+    seed = check_int(seed, "seed", 0)
+    matchup = check_int(matchup, "matchup", 0)
     runs = tuple(seatings(team_a, team_b, mixed))
     return [
         BoardJob(
@@ -140,7 +142,8 @@ def play_boards(
     on_result: Callable[[BoardResult], None] | None = None,
 ) -> list[BoardResult]:
     """Play ``jobs`` on ``workers`` processes; results in job order. ``progress``: show a bar
-    (a string is its label)."""
+    (a string is its label). ``workers`` is an integer of at least 1."""
+    workers = check_count(workers, "workers")
     results: list[BoardResult] = []
     bar = None
     if progress:
@@ -185,6 +188,6 @@ def run_duplicate(
     """Play ``boards`` duplicate boards of team A against team B; results in board order."""
     cfg = load_rules(rules)
     if cfg.num_players != 4:
-        raise ValueError("duplicate play needs the four-player game (rules num_players = 4)")
+        raise InputError("duplicate play needs the four-player game (rules num_players = 4)")
     jobs = make_jobs(team_a, team_b, boards, seed=seed, rules=cfg, fmt=fmt, mixed=mixed)
     return play_boards(jobs, workers=workers, progress=progress)

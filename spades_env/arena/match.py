@@ -19,6 +19,7 @@ from spades_env.core import layout as L
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import RulesConfig
 from spades_env.core.scoring import score_team
+from spades_env.core.validate import InputError
 from spades_env.observation import OBS_SIZE, encode_observation
 from spades_env.policy import Policy, RandomPolicy
 
@@ -50,7 +51,7 @@ def resolve_policy(spec: PolicySpec, seed: int | None, rules: RulesConfig) -> Po
     if callable(spec):
         return spec(seed, rules)
     if not isinstance(spec, str) or not spec:
-        raise ValueError(f"a policy must be a name or a factory f(seed, rules), got {spec!r}")
+        raise InputError(f"a policy must be a name or a factory f(seed, rules), got {spec!r}")
     for predicate, loader in _LOADERS:
         if predicate(spec):
             return loader(spec, seed, rules)
@@ -63,7 +64,7 @@ def resolve_policy(spec: PolicySpec, seed: int | None, rules: RulesConfig) -> Po
         try:
             from spades_env.checkpoint import load_policy  # type: ignore[import-not-found]
         except ImportError:
-            raise ValueError(
+            raise InputError(
                 f"policy {spec!r} looks like a checkpoint path, but no checkpoint loader is "
                 "installed (spades_env.checkpoint.load_policy, or register_policy_loader)"
             ) from None
@@ -72,7 +73,31 @@ def resolve_policy(spec: PolicySpec, seed: int | None, rules: RulesConfig) -> Po
         return make_policy(spec, seed=seed, rules=rules)
     if spec == "random":
         return RandomPolicy(seed)
-    raise ValueError(f"unknown policy {spec!r} (the bots registry spades_env.bots is not available)")
+    raise InputError(f"unknown policy {spec!r} (the bots registry spades_env.bots is not available)")
+
+
+def check_policy_name(spec: PolicySpec) -> None:
+    """Refuse, before any play, a policy spec that :func:`resolve_policy` could never load: a
+    non-string, an unknown bot, bad bot options (``PolicyNameError``), a checkpoint path that
+    does not exist. Nothing is loaded (a checkpoint's contents are checked when it loads)."""
+    if callable(spec):
+        return
+    if not isinstance(spec, str) or not spec.strip():
+        raise InputError(f"a policy must be a non-empty name or a factory f(seed, rules), got {spec!r}")
+    if any(predicate(spec) for predicate, _ in _LOADERS):
+        return
+    try:
+        from spades_env.bots import POLICY_NAMES, parse_policy_name
+    except ImportError:  # no bots registry: only "random"
+        if spec != "random" and not _looks_like_path(spec):
+            raise InputError(f"unknown policy {spec!r} (the bots registry spades_env.bots is not available)") from None
+        return
+    base = spec.split(":", 1)[0].strip().lower()
+    if base not in POLICY_NAMES and _looks_like_path(spec):
+        if not Path(spec).exists():
+            raise InputError(f"{spec}: no such checkpoint (the path does not exist)")
+        return
+    parse_policy_name(spec)
 
 
 def spec_name(spec: PolicySpec) -> str:
@@ -89,7 +114,7 @@ def parse_team(text: str) -> tuple[str, str]:
         return parts[0], parts[0]
     if len(parts) == 2 and all(parts):
         return parts[0], parts[1]
-    raise ValueError(f"a team is one policy name or two joined by '+', got {text!r}")
+    raise InputError(f"a team is one policy name or two joined by '+', got {text!r}")
 
 
 def team_label(team: tuple[PolicySpec, PolicySpec]) -> str:
@@ -183,11 +208,11 @@ def play(game: SpadesGame, policies: list[Policy], fmt: str = "game") -> PlayRes
     game or match (``fmt``); return the hands played and the winners. Raises RuntimeError
     after ``MAX_HANDS_PER_RUN`` hands (rules without a hand cap whose game never ends)."""
     if fmt not in FORMATS:
-        raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
+        raise InputError(f"format must be one of {FORMATS}, got {fmt!r}")
     if game.num_seats != 4:
-        raise ValueError("the arena plays the four-player game (two partnerships)")
+        raise InputError("the arena plays the four-player game (two partnerships)")
     if len(policies) != 4:
-        raise ValueError(f"need 4 policies (one per seat), got {len(policies)}")
+        raise InputError(f"need 4 policies (one per seat), got {len(policies)}")
     state, params = game.state, game.params
     for p in policies:
         bind = getattr(p, "bind", None)

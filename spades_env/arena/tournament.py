@@ -22,6 +22,7 @@ from spades_env.arena.duplicate import BoardResult, make_jobs, play_boards
 from spades_env.arena.match import PolicySpec, parse_team, spec_name, team_label
 from spades_env.arena.stats import summarize
 from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.core.validate import InputError
 
 Team = tuple[PolicySpec, PolicySpec]
 
@@ -36,7 +37,7 @@ def draw_bracket(n_teams: int, rng: np.random.Generator) -> list[tuple[int, int 
     power of two), each ``(team, other)`` or ``(team, None)`` for a bye; byes go to randomly
     drawn teams, the rest are paired at random, and the slots are shuffled."""
     if n_teams < 2:
-        raise ValueError(f"a bracket needs at least 2 teams, got {n_teams}")
+        raise InputError(f"a bracket needs at least 2 teams, got {n_teams}")
     size = 1
     while size < n_teams:
         size *= 2
@@ -189,7 +190,7 @@ def _rater(n: int, system: str):
             system = "elo"
     if system == "elo":
         return _Elo(n)
-    raise ValueError(f"rating system must be 'openskill' or 'elo', got {system!r}")
+    raise InputError(f"rating system must be 'openskill' or 'elo', got {system!r}")
 
 
 def _outcomes(boards: Sequence[BoardResult], fmt: str) -> list[float]:
@@ -223,8 +224,10 @@ def run_round_robin(
     cfg = load_rules(rules)
     tt = [_as_team(t) for t in teams]
     names = [team_label(t) for t in tt]
+    if len(tt) < 2:
+        raise InputError(f"a round robin needs at least 2 teams, got {names}")
     if len(set(names)) != len(names):
-        raise ValueError(f"team names must be distinct, got {names}")
+        raise InputError(f"team names must be distinct, got {names}")
     pairs = [(i, j) for i in range(len(tt)) for j in range(i + 1, len(tt))]
     jobs = []
     for k, (i, j) in enumerate(pairs):

@@ -16,6 +16,10 @@ name                       bot
 =========================  ================================================================
 
 Options follow the name after a colon, comma separated: ``"search:budget=0.5,samples=64"``.
+Each option is given once, with a value of its type in its range: ``budget`` a finite number
+of seconds, more than 0 and at most 3600; ``samples`` and ``max_samples`` integers 1..1000000;
+``noise`` an integer 0..1000; any other count 1..1000000 (``inf``, ``nan``, ``2.5`` samples are refused with
+:class:`PolicyNameError`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from spades_env.core.rules import RulesConfig
+from spades_env.core.validate import SpadesError, check_float, check_int
 from spades_env.policy import Policy, RandomPolicy
 
 POLICY_NAMES = ("random", "greedy", "heuristic", "search", "cheat")
@@ -35,8 +40,18 @@ _OPTIONS: dict[str, dict[str, type]] = {
 }
 
 
-class PolicyNameError(ValueError):
-    """A policy name the registry cannot parse."""
+# (low, high) of each option; a float option's low bound is excluded (budget > 0).
+_RANGES: dict[str, tuple[float, float]] = {
+    "budget": (0.0, 3600.0),
+    "samples": (1, 1_000_000),
+    "max_samples": (1, 1_000_000),
+    "noise": (0, 1000),
+}
+_INT_RANGE = (1, 1_000_000)  # any other integer option (a count of samples)
+
+
+class PolicyNameError(SpadesError):
+    """A policy name the registry cannot parse (a ``ValueError``)."""
 
 
 def parse_policy_name(name: str) -> tuple[str, dict[str, Any]]:
@@ -60,14 +75,24 @@ def parse_policy_name(name: str) -> tuple[str, dict[str, Any]]:
                 raise PolicyNameError(
                     f"policy {name!r}: unknown option {key!r} for {base!r}; options: {known}"
                 )
+            if key in out:
+                raise PolicyNameError(f"policy {name!r}: option {key!r} is given twice")
             try:
                 value = kinds[key](val.strip())
             except ValueError:
                 raise PolicyNameError(
                     f"policy {name!r}: option {key}={val.strip()!r} is not a valid {kinds[key].__name__}"
                 ) from None
-            if value < 0 or (value == 0 and key != "noise"):
+            if value <= 0 and key != "noise":
                 raise PolicyNameError(f"policy {name!r}: option {key} must be positive, got {value}")
+            lo, hi = _RANGES.get(key, _INT_RANGE)
+            try:
+                if kinds[key] is float:
+                    value = check_float(value, f"policy {name!r}: option {key}", lo, hi, lo_open=True)
+                else:
+                    value = check_int(value, f"policy {name!r}: option {key}", int(lo), int(hi))
+            except ValueError as exc:
+                raise PolicyNameError(str(exc)) from None
             out[key] = value
     return base, out
 

@@ -18,6 +18,7 @@ from spades_env.core.rules import RulesConfig, RulesError, load_rules
 from spades_env.observation import OBS_SIZE, encode_observation
 from spades_env.policy import RandomPolicy
 from spades_env.records import FORMAT, format_record, record_from_game, save_record
+from spades_env.validation import check_int, check_output_file
 
 DEFAULT_HANDS = 10
 
@@ -48,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
     except RulesError as exc:
         print(f"spades demo: {exc}", file=sys.stderr)
         return 2
+    check_int(args.seed, "--seed", 0)
+    if args.record:  # before playing: a missing folder or a folder given as the file
+        check_output_file(args.record, "--record")
     game = play_random_game(rules, args.seed)
     record = record_from_game(game, meta={"command": "spades demo", "seed": args.seed})
     players = "four" if game.num_seats == 4 else "two"
@@ -83,6 +87,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=DEFAULT_HANDS,
         help=f"cap the game at this many hands (default {DEFAULT_HANDS}; 0: the rules' own max_hands)",
     )
-    p.add_argument("--record", metavar="FILE", help="save the game record (JSON) to FILE")
+    p.add_argument(
+        "--record", metavar="FILE", help="save the game record (JSON) to FILE (its folder must exist; replaced if there)"
+    )
     p.add_argument("--no-deal", action="store_true", help="do not print the dealt hands")
     p.set_defaults(func=run)

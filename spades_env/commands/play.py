@@ -23,6 +23,7 @@ from spades_env.core.game import SpadesGame, seat_names
 from spades_env.core.rules import RulesConfig, RulesError, load_rules
 from spades_env.observation import OBS_SIZE, encode_observation
 from spades_env.policy import Policy
+from spades_env.validation import check_int
 
 SEAT_WORDS = {"n": 0, "north": 0, "e": 1, "east": 1, "s": 2, "south": 2, "w": 3, "west": 3}
 
@@ -203,6 +204,7 @@ def run(args: argparse.Namespace, read: Callable[[str], str] | None = None) -> i
     except RulesError as exc:
         print(f"spades play: {exc}", file=sys.stderr)
         return 2
+    check_int(args.seed, "--seed", 0)
     n = rules.num_players
     seat = SEAT_WORDS.get(str(args.seat).lower()) if not str(args.seat).isdigit() else int(args.seat)
     if seat is None or not 0 <= seat < n:

@@ -47,6 +47,11 @@ class InputError(SpadesError):
     The message names the input, the value and what is allowed."""
 
 
+class InputTypeError(InputError, TypeError):
+    """An argument of the wrong type (a float or bool for an integer, a list for a name...);
+    also a ``TypeError``, for code that catches that."""
+
+
 def is_int(value: Any) -> bool:
     """Whether ``value`` is an integer: a Python or NumPy integer, not a bool."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
@@ -65,7 +70,7 @@ def _range_text(lo: int | float | None, hi: int | float | None) -> str:
 def check_int(value: Any, name: str, lo: int | None = None, hi: int | None = None) -> int:
     """``value`` as a Python int, if it is an integer in ``lo..hi`` (either bound optional)."""
     if not is_int(value):
-        raise InputError(f"{name} must be {_range_text(lo, hi)}, got {value!r} ({type(value).__name__})")
+        raise InputTypeError(f"{name} must be {_range_text(lo, hi)}, got {value!r} ({type(value).__name__})")
     v = int(value)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         raise InputError(f"{name} must be {_range_text(lo, hi)}, got {v}")
@@ -74,6 +79,11 @@ def check_int(value: Any, name: str, lo: int | None = None, hi: int | None = Non
 
 def check_count(value: Any, name: str, lo: int = 1, hi: int = MAX_COUNT) -> int:
     """A count (games, boards, workers, decisions): an integer in ``lo..hi``."""
+    if hi == MAX_COUNT:
+        v = check_int(value, name, lo)
+        if v > hi:
+            raise InputError(f"{name} must be an integer of at least {lo} and at most 2**62, got {v}")
+        return v
     return check_int(value, name, lo, hi)
 
 
@@ -90,7 +100,7 @@ def check_float(
     """A finite real number (an int or float, not a bool) in ``lo..hi`` (``lo`` excluded when
     ``lo_open``), as a float."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InputError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
+        raise InputTypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
     try:
         v = float(value)
     except OverflowError:
@@ -107,7 +117,7 @@ def check_float(
 def check_bool(value: Any, name: str) -> bool:
     """A bool (Python or NumPy); ``0``, ``1`` and strings are refused."""
     if not isinstance(value, (bool, np.bool_)):
-        raise InputError(f"{name} must be true or false, got {value!r} ({type(value).__name__})")
+        raise InputTypeError(f"{name} must be true or false, got {value!r} ({type(value).__name__})")
     return bool(value)
 
 
@@ -121,7 +131,7 @@ def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
 def check_seat(value: Any, num_seats: int, name: str = "seat") -> int:
     """A seat number ``0..num_seats - 1`` (N, E, S, W = 0..3; P0, P1 = 0, 1)."""
     if not is_int(value):
-        raise InputError(
+        raise InputTypeError(
             f"{name} must be a seat number 0..{num_seats - 1} (an integer), got {value!r} "
             f"({type(value).__name__})"
         )
@@ -269,6 +279,7 @@ __all__ = [
     "MAX_COUNT",
     "SCORE_LIMIT",
     "InputError",
+    "InputTypeError",
     "SpadesError",
     "check_bags",
     "check_bid",
