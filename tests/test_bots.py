@@ -9,13 +9,12 @@ import pytest
 from spades_env.bots import PolicyNameError, make_policy, needs_true_state, parse_policy_name
 from spades_env.bots.heuristic import HeuristicPolicy, estimate_tricks
 from spades_env.bots.search import CheatingPolicy, SearchPolicy
-from spades_env.bots.view import VoidTracker, decode
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_SEE_CARDS, BID_BASE
 from spades_env.core.cards import card_from_str, cards_from_mask, mask_from_cards
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import load_rules
-from spades_env.observation import OBS_SIZE, encode_observation
+from spades_env.observation import OBS_SIZE, decode, encode_observation
 from spades_env.pettingzoo_env import raw_env
 
 BOTS = ("greedy", "heuristic", "search:samples=3", "random")
@@ -182,16 +181,14 @@ def _one_suit_each_bid_three() -> SpadesGame:
     return g
 
 
-def test_void_tracker_sees_a_discard():
-    # N leads clubs, E has no club and discards: E (relative seat 3 of S) is void in clubs
+def test_view_sees_a_discard():
+    # N leads clubs, E has no club and discards: E (relative seat 3 of S) has shown out of clubs
     g = _one_suit_each_bid_three()
     g.apply(card_from_str("2C"))
     g.apply(card_from_str("2H"))
-    tracker = VoidTracker()
     obs, _ = _obs(g, 2)
     v = decode(obs)
-    tracker.update(v)
-    assert v.voids[3] & 1 and not v.voids[1] and not v.voids[2] & 1
+    assert v.shown_out == [0, 0, 0, 1] and v.voids[3] & 1 and not v.voids[1] and not v.voids[2] & 1
 
 
 # ---- hand-checked decisions ---------------------------------------------------------------
@@ -221,7 +218,7 @@ def test_heuristic_bids_nil_with_a_weak_hand_and_high_with_a_strong_one():
     obs, mask = _obs(g, 0)
     assert HeuristicPolicy().act(obs, mask) == BID_BASE  # Nil
     strong = mask_from_cards(card_from_str(c) for c in HANDS[3].split())
-    assert estimate_tricks(strong) >= 9
+    assert estimate_tricks(strong, 4) >= 9
 
 
 def test_heuristic_covers_partners_nil():
@@ -292,18 +289,14 @@ def test_search_is_deterministic_with_samples_and_seed():
     assert len(acts) == 1
 
 
-def test_void_tracker_remembers_a_discard_made_after_its_turn():
+def test_observation_keeps_a_discard_made_after_the_seats_turn():
     g = _one_suit_each_bid_three()
-    bot = HeuristicPolicy()
     for c in ("2C", "2H"):
         g.apply(card_from_str(c))
-    obs, mask = _obs(g, 2)
-    assert bot.act(obs, mask) in np.flatnonzero(mask)
-    assert not bot.tracker.voids[1]  # W has not played yet
+    v = decode(_obs(g, 2)[0])
+    assert not v.shown_out[1]  # W has not played yet
     for c in ("8C", "2S", "3S", "3C", "3H"):  # W ruffs trick 1 and leads trick 2
         g.apply(card_from_str(c))
-    obs, mask = _obs(g, 2)
-    bot.act(obs, mask)
-    voids = bot.tracker.voids
-    assert voids[1] & 1  # W (S's left) showed out of clubs in trick 1, after S played
-    assert voids[2] & 8 and voids[3] & 8  # N and E show out of spades in trick 2
+    v = decode(_obs(g, 2)[0])
+    assert v.shown_out[1] == 1  # W (S's left) showed out of clubs in trick 1, after S played
+    assert v.shown_out[2] == 8 and v.shown_out[3] == 1 | 8  # N and E show out of spades in trick 2

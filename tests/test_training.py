@@ -20,6 +20,7 @@ if str(ROOT) not in sys.path:  # training/ is a top-level package of the source 
     sys.path.insert(0, str(ROOT))
 
 from spades_env.core.rules import load_rules  # noqa: E402
+from spades_env.observation import OBS_SIZE, OBS_VERSION  # noqa: E402
 from training.checkpoint import CheckpointError, load_checkpoint, load_meta  # noqa: E402
 from training.config import ConfigError  # noqa: E402
 from training.network import masked_entropy, masked_logits  # noqa: E402
@@ -119,7 +120,7 @@ def test_smoke_run_saves_reloads_and_evaluates(smoke_run):
     for k, v in tr.model.state_dict().items():
         assert torch.equal(model.state_dict()[k], v), k
     assert meta["config"]["num_envs"] == 16 and meta["rules"]["max_hands"] == 4
-    assert meta["obs_version"] == 1 and len(meta["actions"]) == 70 and meta["actions"][51] == "AS"
+    assert meta["obs_version"] == OBS_VERSION and len(meta["actions"]) == 70 and meta["actions"][51] == "AS"
     ev = meta["evaluation"][-1]
     assert ev["random"]["games"] == 4 and 0.0 <= ev["random"]["game_win"] <= 1.0
     rows = [json.loads(x) for x in (run / "history.jsonl").read_text().splitlines()]
@@ -206,7 +207,7 @@ def test_wrong_shapes(ckpt_copy):
     meta["arch"]["hidden"] = [64, 32]
     (ckpt_copy / "meta.json").write_text(json.dumps(meta))
     with pytest.raises(
-        CheckpointError, match=r"model\.safetensors: weight actor\.0\.weight has shape \(32, 771\)"
+        CheckpointError, match=r"model\.safetensors: weight actor\.0\.weight has shape \(32, " + str(OBS_SIZE) + r"\)"
     ):
         load_checkpoint(ckpt_copy)
 

@@ -110,6 +110,10 @@ def load_bc_config(path: str | Path | None, overrides: list[str] | None = None) 
 
 
 # ---- 1. data ----------------------------------------------------------------------------------
+BATCHED_TEACHERS = {"heuristic": "ev", "blind": "always"}
+"""Teachers with a compiled batched form (:func:`spades_env.bots.heuristic.heuristic_actions`)."""
+
+
 def teacher_chunk(rules_name: str, teacher: str, n: int, num_envs: int, seed: int) -> dict[str, np.ndarray]:
     """``n`` decisions of fresh games with every seat played by ``teacher``:
     ``obs`` float16 ``[n, OBS_SIZE]``, ``mask`` bool ``[n, 70]``, ``action`` int8 ``[n]``."""
@@ -125,9 +129,14 @@ def teacher_chunk(rules_name: str, teacher: str, n: int, num_envs: int, seed: in
     action = np.empty(steps * num_envs, dtype=np.int8)
     bots: dict[tuple[int, int], tuple[Any, int]] = {}
     acts = np.zeros(num_envs, dtype=np.int64)
+    batched = BATCHED_TEACHERS.get(teacher)  # compiled bots decide for every game at once
     for t in range(steps):
         hands = eng.states[:, L.TOTAL_HANDS]
-        for i in range(num_envs):
+        if batched is not None:
+            from spades_env.bots.heuristic import heuristic_actions
+
+            acts[:] = heuristic_actions(res.obs, res.mask, batched)
+        for i in range(num_envs if batched is None else 0):
             key = (i, int(res.seat[i]))
             entry = bots.get(key)
             if entry is None or entry[1] != hands[i]:

@@ -31,8 +31,12 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from spades_env.core.actions import NUM_ACTIONS, action_to_str
-from spades_env.observation import OBS_SIZE, OBS_VERSION, STATE_VEC_SIZE
+from spades_env.observation import OBS_SIZE, OBS_V1_SIZE, OBS_VERSION, STATE_VEC_SIZE
 from training.network import ActorCritic
+
+# observation versions a checkpoint may have been trained on: (observation, critic input) sizes;
+# an older version's observation is converted for it (spades_env.observation.convert_observation)
+OBS_SIZES = {1: (OBS_V1_SIZE, OBS_V1_SIZE + 2 * 4 * 52), OBS_VERSION: (OBS_SIZE, STATE_VEC_SIZE)}
 
 FORMAT = "spades_env.checkpoint/1"
 MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
@@ -148,20 +152,22 @@ def load_meta(path: str | Path) -> dict[str, Any]:
     meta = _read_json(mp)
     if meta.get("format") != FORMAT:
         raise CheckpointError(f"{mp}: unknown checkpoint format {meta.get('format')!r} (expected {FORMAT!r})")
-    if meta.get("obs_version") != OBS_VERSION:
+    version = meta.get("obs_version")
+    if isinstance(version, bool) or version not in OBS_SIZES:
         raise CheckpointError(
-            f"{mp}: observation version {meta.get('obs_version')!r} does not match this code's "
-            f"OBS_VERSION {OBS_VERSION}; the network was trained on another observation encoding"
+            f"{mp}: observation version {version!r} is not one this code reads (OBS_VERSION "
+            f"{OBS_VERSION}; older versions it converts: {sorted(set(OBS_SIZES) - {OBS_VERSION})})"
         )
     if meta.get("actions") != action_table():
         raise CheckpointError(f"{mp}: the action table differs from this code's action ids")
     arch = meta.get("arch")
     if not isinstance(arch, dict) or not {"hidden", "critic_hidden"} <= set(arch):
         raise CheckpointError(f"{mp}: metadata has no valid 'arch' (network shapes)")
-    if arch.get("obs_size") != OBS_SIZE or arch.get("critic_size") != STATE_VEC_SIZE:
+    obs_size, critic_size = OBS_SIZES[version]
+    if arch.get("obs_size") != obs_size or arch.get("critic_size") != critic_size:
         raise CheckpointError(
             f"{mp}: network input sizes {arch.get('obs_size')}/{arch.get('critic_size')} do not match "
-            f"this code's observation ({OBS_SIZE}) and state ({STATE_VEC_SIZE}) sizes"
+            f"observation version {version}'s observation ({obs_size}) and state ({critic_size}) sizes"
         )
     return meta
 
@@ -169,7 +175,8 @@ def load_meta(path: str | Path) -> dict[str, Any]:
 def build_model(meta: dict[str, Any]) -> ActorCritic:
     """An untrained network of the shapes recorded in ``meta``."""
     a = meta["arch"]
-    return ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, tuple(a["hidden"]), tuple(a["critic_hidden"]))
+    obs_size, critic_size = OBS_SIZES[meta.get("obs_version", OBS_VERSION)]
+    return ActorCritic(obs_size, critic_size, NUM_ACTIONS, tuple(a["hidden"]), tuple(a["critic_hidden"]))
 
 
 def load_weights(

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.observation import OBS_VERSION, convert_observation
 from training.checkpoint import CheckpointError, checkpoint_dir, load_checkpoint
 from training.network import ActorCritic, masked_logits
 
@@ -50,6 +51,7 @@ class CheckpointPolicy:
         self.name = name
         self.meta = meta or {}
         self.rng = np.random.default_rng(seed)
+        self.obs_version = int(self.meta.get("obs_version", OBS_VERSION))
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The action for one seat: sampled (or argmax) from the masked policy."""
@@ -57,7 +59,10 @@ class CheckpointPolicy:
         if not mask.any():
             raise ValueError(f"{self.name}: the action mask has no legal action")
         with torch.no_grad():
-            obs = torch.as_tensor(np.asarray(observation, dtype=np.float32)).reshape(1, -1)
+            x = np.asarray(observation, dtype=np.float32)
+            if self.obs_version != OBS_VERSION:
+                x = convert_observation(x, self.obs_version)
+            obs = torch.as_tensor(np.ascontiguousarray(x)).reshape(1, -1)
             logits = masked_logits(self.model.actor(obs), torch.as_tensor(mask).reshape(1, -1))[0]
         if self.deterministic:
             return int(torch.argmax(logits))

@@ -5,11 +5,16 @@ name                       bot
 =========================  ================================================================
 ``random``                 L0: uniformly random legal action
 ``greedy``                 L1: high cards win while the contract is short, low once made
-``heuristic``              L2: expert rules (counting bids, Nil, cover / attack Nil, bags)
+``heuristic``              L2: expert rules, compiled (counting bids, Blind Nil by expected
+                           value from a simulated table, Nil, cover / attack Nil, bags)
+``blind``                  the exploit test: L2's play and a Blind Nil whenever the rules
+                           offer one and the partner has not bid a Nil
 ``search``                 L3: determinized (PIMC) search over the card play; options
                            ``budget`` (seconds per decision), ``samples`` (deals per
                            decision), ``max_samples``, ``noise`` (per mille of random
-                           playout cards, default 100), e.g. ``search:budget=0.1``,
+                           playout cards, default 100), ``blind_samples`` (deals for the
+                           Blind Nil choice, default 48), ``exchange_samples`` (deals per
+                           card to pass, default 12), e.g. ``search:budget=0.1``,
                            ``search:samples=20``
 ``cheat``                  L4: the same search on the true deal; evaluation only, NOT a
                            legal policy: it must be bound to the game (see CheatingPolicy)
@@ -30,13 +35,22 @@ from spades_env.core.rules import RulesConfig
 from spades_env.core.validate import SpadesError, check_float, check_int
 from spades_env.policy import Policy, RandomPolicy
 
-POLICY_NAMES = ("random", "greedy", "heuristic", "search", "cheat")
+POLICY_NAMES = ("random", "greedy", "heuristic", "blind", "search", "cheat")
+_SEARCH_OPTIONS: dict[str, type] = {
+    "budget": float,
+    "samples": int,
+    "max_samples": int,
+    "noise": int,
+    "blind_samples": int,
+    "exchange_samples": int,
+}
 _OPTIONS: dict[str, dict[str, type]] = {
     "random": {},
     "greedy": {},
     "heuristic": {},
-    "search": {"budget": float, "samples": int, "max_samples": int, "noise": int},
-    "cheat": {"budget": float, "samples": int, "max_samples": int, "noise": int},
+    "blind": {},
+    "search": dict(_SEARCH_OPTIONS),
+    "cheat": dict(_SEARCH_OPTIONS),
 }
 
 
@@ -110,6 +124,10 @@ def make_policy(name: str, seed: int | None = None, rules: RulesConfig | str | d
         from spades_env.bots.heuristic import HeuristicPolicy
 
         return HeuristicPolicy(rules, seed=seed)
+    if base == "blind":
+        from spades_env.bots.heuristic import BlindNilPolicy
+
+        return BlindNilPolicy(rules, seed=seed)
     from spades_env.bots.search import CheatingPolicy, SearchPolicy
 
     cls = SearchPolicy if base == "search" else CheatingPolicy

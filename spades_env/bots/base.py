@@ -1,10 +1,10 @@
-"""Shared plumbing of the scripted bots: decode the observation, dispatch on the phase."""
+"""Shared plumbing of the Python scripted bots: decode the observation (the public view of
+:mod:`spades_env.observation`), dispatch on the phase."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from spades_env.bots.view import SeatView, VoidTracker, decode
 from spades_env.core import layout as L
 from spades_env.core.actions import (
     ACTION_DISCARD,
@@ -13,6 +13,7 @@ from spades_env.core.actions import (
     BID_BASE,
 )
 from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.observation import SeatView, decode
 
 
 class ScriptedBot:
@@ -30,7 +31,6 @@ class ScriptedBot:
         self.params = self.rules.to_params()
         self.num_seats = self.rules.num_players
         self.rng = np.random.default_rng(seed)
-        self.tracker = VoidTracker()
 
     # ---- Policy -------------------------------------------------------------------------
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
@@ -39,8 +39,7 @@ class ScriptedBot:
         legal = np.flatnonzero(mask)
         if legal.size == 0:
             raise ValueError(f"{type(self).__name__}.act: the action mask has no legal action")
-        v = decode(observation, self.num_seats, self.rules.target_score)
-        self.tracker.update(v)
+        v = decode(observation)
         phase = v.phase
         if phase == L.PH_BLIND:
             a = self.blind(v)

@@ -4,7 +4,7 @@ contract is short, low once it is made. Never bids Nil."""
 from __future__ import annotations
 
 from spades_env.bots.base import ScriptedBot
-from spades_env.bots.view import SeatView, cards_of, popcount, suit_cards
+from spades_env.observation import SeatView, cards_of, popcount, suit_cards
 
 
 class GreedyPolicy(ScriptedBot):

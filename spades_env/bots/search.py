@@ -2,13 +2,18 @@
 
 For a card to play, :class:`SearchPolicy` samples deals of the unseen cards consistent with
 everything its seat has seen: the cards each seat has played (so how many it still holds),
-the suits it has shown out of (:class:`~spades_env.bots.view.VoidTracker`), and the cards it
+the suits it has shown out of (the observation's ``shown_out``), and the cards it
 passed to its partner in the Blind Nil exchange. For each legal card it plays the card and then
 the rest of the hand with a fast compiled playout policy, driving the core engine
 (``apply_action``, ``legal_cards``, ``trick_winner``) on a state row; the hand is scored by the
 core, and the card with the best mean ``HAND_DELTA`` margin (own team minus other team: Nil,
 sets and bags included) is played. All legal cards are judged on the same sampled deals.
-Bids, the Blind Nil choice, the exchange and the two-player draw are the L2 heuristic's.
+The Blind Nil choice and the exchange are searched too, by sampling: for Blind Nil, deals of
+all 52 cards (nothing of the hand is known yet) each played out twice by compiled L2 seats
+(:func:`~spades_env.bots.blind_sim.play_hand_l2`), declaring and seeing, judged by the chance
+of winning the game afterwards; for each card to pass, deals of the unseen cards consistent
+with the exchange so far, played out the same way and judged by the hand margin. Bids and the
+two-player draw are L2's.
 
 ``budget`` (seconds per decision) and ``samples`` (deals per decision) set the effort: with
 ``samples`` alone the search is deterministic given the seed; with ``budget`` it runs sample
@@ -27,13 +32,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from spades_env.bots.heuristic import HeuristicPolicy
-from spades_env.bots.view import SeatView, decode, popcount
+from spades_env.bots.base import ScriptedBot
+from spades_env.bots.blind_sim import OTHERS_L2, play_hand_l2
+from spades_env.bots.blind_value import MODE_EV, load_table, win_chance
+from spades_env.bots.l2 import l2_act_one
 from spades_env.core import layout as L
-from spades_env.core.engine import apply_action, legal_cards, trick_winner
+from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE
+from spades_env.core.engine import _after_bidding, apply_action, legal_cards, trick_winner
 from spades_env.core.jit import ctz, jit
-from spades_env.core.rng import below
+from spades_env.core.rng import below, shuffle_into
 from spades_env.core.rules import RulesConfig
+from spades_env.observation import SeatView, decode, decode_into, popcount
 
 _SPADE = 3
 
@@ -286,8 +295,82 @@ def search_values(
             totals[i] += work[L.HAND_DELTA + team] - work[L.HAND_DELTA + 1 - team]
 
 
+@jit
+def blind_search(base, params, table, n_samples, rng, values):
+    """Add into ``values[0]`` (Blind Nil) and ``values[1]`` (see the cards) the chance of
+    winning the game after this hand, over ``n_samples`` random deals of every card, for seat 0
+    of the decoded row ``base`` (in its Blind Nil choice)."""
+    n = base[L.NUM_SEATS]
+    det = base.copy()
+    work = base.copy()
+    for s in range(4):
+        b = base[L.BIDS + s]
+        det[L.BLIND_STATUS + s] = L.BLIND_NIL if b == L.BID_BLIND_NIL else (L.BLIND_SAW if b >= 0 else 0)
+    det[L.BLIND_STATUS] = L.BLIND_UNDECIDED
+    for _ in range(n_samples):
+        shuffle_into(rng, 0, det[L.DECK : L.DECK + 52])
+        for s in range(4):
+            det[L.HANDS + s] = 0
+        if n == 4:
+            for i in range(52):
+                det[L.HANDS + i % 4] |= 1 << det[L.DECK + i]
+        det[L.STOCK_POS] = 0
+        for opt in range(2):
+            work[:] = det
+            a = ACTION_BLIND_NIL if opt == 0 else ACTION_SEE_CARDS
+            if play_hand_l2(work, params, table, 0, a, OTHERS_L2):
+                values[opt] += win_chance(work[L.SCORES], work[L.SCORES + 1], params)
+
+
+@jit
+def exchange_search(base, params, table, cards, n_cards, n_samples, rng, totals):
+    """Add into ``totals[i]`` the summed hand margin of passing ``cards[i]`` now, over deals of
+    the unseen cards consistent with the exchange so far (seat 0 of the decoded row ``base``
+    is to pass). False if the exchange cannot be rebuilt from the observation (an opposing
+    Blind Nil exchange as well): the caller then uses L2's choice."""
+    n = base[L.NUM_SEATS]
+    k = params[L.P_EXCHANGE_CARDS]
+    if n != 4 or k <= 0:
+        return False
+    if base[L.BIDS + 1] == L.BID_BLIND_NIL or base[L.BIDS + 3] == L.BID_BLIND_NIL:
+        return False
+    det = base.copy()
+    _after_bidding(det, params)  # the core's exchange order
+    if det[L.PHASE] != L.PH_EXCHANGE:
+        return False
+    done = popcount_jit(base[L.PASSED]) + popcount_jit(base[L.RECEIVED])
+    step = done // k
+    if step > 1 or det[L.EXCH_SEQ + step] != 0:
+        return False
+    det[L.EXCH_STEP] = step
+    det[L.EXCH_LEFT] = k - done % k
+    det[L.TURN] = 0
+    pool = ((1 << 52) - 1) & ~base[L.HANDS]
+    counts = np.zeros(5, dtype=np.int64)
+    fixed = np.zeros(5, dtype=np.int64)
+    voids = np.zeros(5, dtype=np.int64)
+    hands = np.zeros(5, dtype=np.int64)
+    counts[1] = 13
+    counts[3] = 13
+    counts[2] = 13 + popcount_jit(base[L.PASSED]) - popcount_jit(base[L.RECEIVED])
+    fixed[2] = base[L.PASSED]
+    work = det.copy()
+    team = 0
+    for _ in range(n_samples):
+        sample_deal(det, pool, counts, fixed, voids, rng, n, hands)
+        for s in range(1, 4):
+            det[L.HANDS + s] = hands[s]
+        for i in range(n_cards):
+            work[:] = det
+            if apply_action(work, params, cards[i]) != 0:
+                continue
+            if play_hand_l2(work, params, table, -1, -1, OTHERS_L2):
+                totals[i] += work[L.HAND_DELTA + team] - work[L.HAND_DELTA + 1 - team]
+    return True
+
+
 # ---- policies ------------------------------------------------------------------------------
-class SearchPolicy(HeuristicPolicy):
+class SearchPolicy(ScriptedBot):
     """L3: determinized search over the card play (a Policy: its own observation only)."""
 
     name = "search"
@@ -300,8 +383,19 @@ class SearchPolicy(HeuristicPolicy):
         samples: int | None = None,
         max_samples: int = 1000,
         noise: int = 100,
+        blind_samples: int = 48,
+        exchange_samples: int = 12,
     ) -> None:
         super().__init__(rules, seed=seed)
+        if blind_samples <= 0 or exchange_samples <= 0:
+            raise ValueError(
+                f"SearchPolicy: blind_samples and exchange_samples must be positive, got "
+                f"{blind_samples} and {exchange_samples}"
+            )
+        self.blind_samples = int(blind_samples)
+        self.exchange_samples = int(exchange_samples)
+        self._obs: np.ndarray | None = None
+        self._mask: np.ndarray | None = None
         if budget is None and samples is None:
             budget = 0.1
         if budget is not None and budget <= 0:
@@ -319,9 +413,57 @@ class SearchPolicy(HeuristicPolicy):
             )
         self.eps = int(noise)  # averaging noisy playouts beats one deterministic playout policy
 
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self._obs = np.ascontiguousarray(observation, dtype=np.float32)
+        self._mask = np.ascontiguousarray(action_mask, dtype=np.int8)
+        return super().act(observation, action_mask)
+
+    def _l2(self) -> int:
+        return int(l2_act_one(self._obs, self._mask, MODE_EV, load_table()))
+
+    def _decoded(self) -> tuple[np.ndarray, np.ndarray]:
+        row = np.zeros(L.STATE_SIZE, dtype=np.int64)
+        params = np.zeros(L.PARAMS_SIZE, dtype=np.int64)
+        decode_into(self._obs, row, params)
+        return row, params
+
+    def _seed_rng(self) -> None:
+        self._rng[0] = int(self.rng.integers(1, 2**47))
+
+    def blind(self, v: SeatView) -> int:
+        """Blind Nil or not, by sampled deals played out both ways (see the module docstring)."""
+        if v.num_seats == 4 and v.bids[2] in (0, L.BID_BLIND_NIL):
+            return ACTION_SEE_CARDS
+        row, params = self._decoded()
+        values = np.zeros(2, dtype=np.float64)
+        self._seed_rng()
+        blind_search(row, params, load_table(), self.blind_samples, self._rng, values)
+        return ACTION_BLIND_NIL if values[0] > values[1] else ACTION_SEE_CARDS
+
+    def bid(self, v: SeatView) -> int:
+        return self._l2() - BID_BASE
+
+    def draw(self, v: SeatView) -> int:
+        return self._l2()
+
+    def exchange(self, v: SeatView, legal: list[int]) -> int:
+        """The card to pass, by sampled deals played out by L2 seats (L2's choice where the
+        exchange cannot be rebuilt)."""
+        if len(legal) == 1:
+            return legal[0]
+        row, params = self._decoded()
+        cards = np.asarray(legal, dtype=np.int64)
+        totals = np.zeros(len(legal), dtype=np.float64)
+        self._seed_rng()
+        ok = exchange_search(row, params, load_table(), cards, len(cards), self.exchange_samples, self._rng, totals)
+        if not ok:
+            return self._l2()
+        return int(cards[int(np.argmax(totals))])
+
     def play(self, v: SeatView, legal: list[int]) -> int:
         if len(legal) == 1:
             return legal[0]
+        self.params = v.params
         base = v.state_row()
         base[L.TURN] = 0
         pool, counts, fixed, voids = self._constraints(v)
@@ -346,7 +488,7 @@ class SearchPolicy(HeuristicPolicy):
     def _search(self, base, seat, legal, pool, counts, fixed, voids) -> int:
         cards = np.asarray(legal, dtype=np.int64)
         totals = np.zeros(len(legal), dtype=np.float64)
-        self._rng[0] = int(self.rng.integers(1, 2**47))
+        self._seed_rng()
         eps = self.eps
 
         def run(k: int) -> None:

@@ -243,6 +243,7 @@ def start_hand(state, params):
         state[L.EXCH_SEQ + i] = -1
         state[L.BLIND_STATUS + i] = L.BLIND_UNDECIDED
         state[L.LAST_TRICK + i] = L.NO_CARD
+        state[L.SHOWN_OUT + i] = 0
     state[L.HAND_DELTA] = 0
     state[L.HAND_DELTA + 1] = 0
     state[L.TRICK_SIZE] = 0
@@ -352,6 +353,10 @@ def _play_card(state, params, seat, card):
     state[L.HANDS + seat] &= ~bit
     state[L.PLAYED + seat] |= bit
     state[L.TRICK_CARDS + seat] = card
+    if state[L.TRICK_SIZE] > 0:
+        led = state[L.TRICK_CARDS + state[L.TRICK_LEADER]] // 13
+        if card // 13 != led:  # failed to follow: the seat has shown out of the led suit
+            state[L.SHOWN_OUT + seat] |= 1 << led
     # a spade led (allowed only once broken or from a hand of spades) or played on another
     # suit's lead breaks spades
     if card // 13 == 3:

@@ -61,7 +61,8 @@ BLIND_STATUS = 62  # [4] BLIND_UNDECIDED / BLIND_SAW / BLIND_NIL
 HAND_DELTA = 66  # [2] score change of each team in the last scored hand
 LAST_TRICK = 68  # [4] cards of the last completed trick, by seat
 DECK = 72  # [52] the shuffled deck of this hand (the deal, or the two-player stock)
-STATE_SIZE = 124
+SHOWN_OUT = 124  # [4] suit bit sets each seat has shown out of this hand (failed to follow: public)
+STATE_SIZE = 128
 
 # ---- rules parameter row (see RulesConfig.to_params) -----------------------------------
 P_NUM_SEATS = 0

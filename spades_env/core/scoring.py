@@ -20,32 +20,62 @@ from spades_env.core.jit import jit
 
 
 @jit
+def is_nil_bid(bid):
+    """Whether a bid value (0..13, ``BID_BLIND_NIL``, ``BID_NONE``) is a Nil or Blind Nil."""
+    return bid == 0 or bid == L.BID_BLIND_NIL
+
+
+@jit
+def team_contract(bids, team, num_seats):
+    """Tricks a team contracted: the sum of its non-Nil bids (bids not made yet count 0)."""
+    contract = 0
+    for s in range(team, num_seats, 2):
+        b = bids[s]
+        if b > 0 and b != L.BID_BLIND_NIL:
+            contract += b
+    return contract
+
+
+@jit
+def contract_tricks(bids, tricks, team, num_seats, params):
+    """Tricks counting toward a team's contract: its non-Nil bidders' tricks, plus a failed
+    Nil bidder's tricks where ``failed_nil_counts_toward_contract`` is set."""
+    got = 0
+    counts_nil = params[L.P_FAILED_NIL_COUNTS] != 0
+    for s in range(team, num_seats, 2):
+        if not is_nil_bid(bids[s]) or counts_nil:
+            got += tricks[s]
+    return got
+
+
+@jit
+def tricks_needed(bids, tricks, team, num_seats, params):
+    """Tricks a team still needs to make its contract (<= 0: made)."""
+    return team_contract(bids, team, num_seats) - contract_tricks(bids, tricks, team, num_seats, params)
+
+
+@jit
 def score_team(bids, tricks, team, num_seats, bags_before, params):
     """(points, bags after, bags won) of one team (its seats are ``team, team + 2, ...``)."""
-    contract = 0
-    contract_tricks = 0
+    contract = team_contract(bids, team, num_seats)
+    got = contract_tricks(bids, tricks, team, num_seats, params)
     nil_bags = 0
     points = 0
     for s in range(team, num_seats, 2):
         b = bids[s]
         t = tricks[s]
-        if b == 0 or b == L.BID_BLIND_NIL:
+        if is_nil_bid(b):
             value = params[L.P_BLIND_NIL_VALUE] if b == L.BID_BLIND_NIL else params[L.P_NIL_VALUE]
             if t == 0:
                 points += value
             else:
                 points -= value
-                if params[L.P_FAILED_NIL_COUNTS] != 0:
-                    contract_tricks += t
-                else:
+                if params[L.P_FAILED_NIL_COUNTS] == 0:
                     nil_bags += t
-        else:
-            contract += b
-            contract_tricks += t
     over = 0
-    if contract_tricks >= contract:
+    if got >= contract:
         points += params[L.P_TRICK_VALUE] * contract
-        over = contract_tricks - contract
+        over = got - contract
     else:
         points -= params[L.P_TRICK_VALUE] * contract
     won = over + nil_bags

@@ -1,0 +1,197 @@
+"""What a Blind Nil is worth: the table of simulated hands and the decision made from it.
+
+A Blind Nil is chosen before the cards are seen, so its value depends only on the rules, the
+score and the bids already made. The table (``data/blind_nil_outcomes.npz``, made by
+``python -m spades_env.bots.blind_sim``) holds, for each exchange size 0..``MAX_EXCHANGE`` and
+for whether the partner has bid already, ``N`` random deals played out twice by four L2
+players: once with the deciding seat declaring Blind Nil and once seeing its cards. Each
+outcome is the bids and tricks of the four seats, relative to the decider, so it can be scored
+under any rules (values, bags, a failed Nil's tricks) by the core's ``score_team``.
+
+:func:`blind_choice` scores every outcome pair under the rules at hand, from the current score
+and bags, and compares the mean chance of winning the game afterwards (:func:`win_chance`: the
+game is over, or a normal model of the remaining hands), so that it declares Blind Nil exactly
+when that is better: often when it pays (tournament rules), never when it does not, and more
+readily when the score calls for a gamble. Where the partner has bid, deals with a partner
+bid close to the real one weigh more. The two-player game has its own table entry.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from spades_env.core import layout as L
+from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS
+from spades_env.core.jit import jit
+from spades_env.core.scoring import is_nil_bid, score_team
+
+MAX_EXCHANGE = 4
+"""Exchange sizes above this use the table of this size."""
+NUM_CONFIGS = 2 * (MAX_EXCHANGE + 1) + 1  # four-player (size, partner bid) pairs, then two-player
+TWO_PLAYER_CONFIG = NUM_CONFIGS - 1
+OPT_BLIND, OPT_SEE = 0, 1
+TABLE_FILE = "blind_nil_outcomes.npz"
+MAX_DEALS_USED = 1024
+"""Deals of a table entry a decision averages over (the first ones): enough for the estimate,
+cheap enough for a decision at engine speed."""
+
+MODE_EV = 0
+MODE_ALWAYS_BLIND = 1
+MODE_NEVER_BLIND = 2
+
+
+def config_index(num_seats: int, exchange: int, partner_has_bid: bool) -> int:
+    """Row of the table for a game variant, exchange size and partner state."""
+    if num_seats == 2:
+        return TWO_PLAYER_CONFIG
+    return 2 * min(max(exchange, 0), MAX_EXCHANGE) + int(bool(partner_has_bid))
+
+
+@jit
+def _config(num_seats, exchange, partner_has_bid):
+    if num_seats == 2:
+        return TWO_PLAYER_CONFIG
+    k = min(max(exchange, 0), MAX_EXCHANGE)
+    return 2 * k + (1 if partner_has_bid else 0)
+
+
+@jit
+def win_chance(own, opp, params):
+    """Chance that the team with ``own`` points beats the one with ``opp`` in this game: 1 or 0
+    once the game is decided, else a normal model of the hands left (each team gains about
+    6.5 tricks' worth a hand, the margin of a hand varies by about 11 tricks plus a quarter
+    of the Nil value)."""
+    target = params[L.P_TARGET_SCORE]
+    if params[L.P_MERCY] != 0:
+        thr = params[L.P_MERCY_THRESHOLD]
+        if own <= thr or opp <= thr:
+            if own == opp:
+                return 0.5
+            return 1.0 if own > opp else 0.0
+    if (own >= target or opp >= target) and own != opp:
+        return 1.0 if own > opp else 0.0
+    tv = params[L.P_TRICK_VALUE]
+    gain = 6.5 * tv
+    hands_left = max(target - max(own, opp), 0) / gain + 1.0
+    sd = (11.0 * tv + 0.25 * params[L.P_NIL_VALUE]) * math.sqrt(hands_left)
+    return 0.5 * (1.0 + math.erf((own - opp) / (sd * math.sqrt(2.0))))
+
+
+@jit
+def blind_values(row, params, table, out):
+    """Mean chance of winning the game after this hand, ``out[0]`` with a Blind Nil by seat 0
+    of the decoded ``row`` and ``out[1]`` seeing the cards, from the outcome table."""
+    n = row[L.NUM_SEATS]
+    partner_bid = row[L.BIDS + 2] if n == 4 else L.BID_NONE
+    cfg = _config(n, params[L.P_EXCHANGE_CARDS], partner_bid >= 0)
+    bids = np.empty(4, dtype=np.int64)
+    tricks = np.empty(4, dtype=np.int64)
+    out[0] = 0.0
+    out[1] = 0.0
+    total = 0.0
+    for i in range(min(table.shape[1], MAX_DEALS_USED)):
+        w = 1.0
+        if n == 4 and partner_bid >= 0:
+            pb = table[cfg, i, OPT_BLIND, 2]
+            d = abs(pb - partner_bid)
+            w = 1.0 if d == 0 else (0.5 if d == 1 else 0.1)
+        for opt in range(2):
+            for s in range(4):
+                bids[s] = table[cfg, i, opt, s]
+                tricks[s] = table[cfg, i, opt, 4 + s]
+            p0, _, _ = score_team(bids, tricks, 0, n, row[L.BAGS], params)
+            p1, _, _ = score_team(bids, tricks, 1, n, row[L.BAGS + 1], params)
+            out[opt] += w * win_chance(row[L.SCORES] + p0, row[L.SCORES + 1] + p1, params)
+        total += w
+    if total > 0:
+        out[0] /= total
+        out[1] /= total
+
+
+@jit
+def blind_choice(row, params, mode, table):
+    """Blind Nil (66) or See cards (67) for seat 0 of a decoded row (``mode``: ``MODE_EV``
+    compares the values, ``MODE_ALWAYS_BLIND`` declares whenever the partner has not bid a
+    Nil, ``MODE_NEVER_BLIND`` never does)."""
+    n = row[L.NUM_SEATS]
+    if n == 4 and is_nil_bid(row[L.BIDS + 2]):
+        return ACTION_SEE_CARDS
+    if mode == MODE_ALWAYS_BLIND:
+        return ACTION_BLIND_NIL
+    if mode == MODE_NEVER_BLIND or table.shape[1] == 0:
+        return ACTION_SEE_CARDS
+    v = np.zeros(2, dtype=np.float64)
+    blind_values(row, params, table, v)
+    return ACTION_BLIND_NIL if v[OPT_BLIND] > v[OPT_SEE] else ACTION_SEE_CARDS
+
+
+def empty_table() -> np.ndarray:
+    """A table with no outcomes (L2 then never declares Blind Nil): what the simulation that
+    builds the table starts from."""
+    return np.zeros((NUM_CONFIGS, 0, 2, 8), dtype=np.int64)
+
+
+@lru_cache(maxsize=1)
+def load_table() -> np.ndarray:
+    """The shipped outcome table, ``int64 [NUM_CONFIGS, N, 2, 8]`` (read once)."""
+    ref = resources.files("spades_env.bots").joinpath("data", TABLE_FILE)
+    with ref.open("rb") as f, np.load(f, allow_pickle=False) as z:
+        table = np.ascontiguousarray(z["outcomes"], dtype=np.int64)
+    if table.ndim != 4 or table.shape[0] != NUM_CONFIGS or table.shape[2:] != (2, 8):
+        raise RuntimeError(f"{TABLE_FILE}: outcome table of shape {table.shape}, expected ({NUM_CONFIGS}, N, 2, 8)")
+    table.setflags(write=False)
+    return table
+
+
+def table_summary(table: np.ndarray | None = None, rules=None) -> list[dict]:
+    """Per table entry: the Blind Nil success rate and the mean team margin per hand of
+    declaring and of seeing the cards at 0-0 under ``rules`` (default tournament)."""
+    from spades_env.core.rules import load_rules
+
+    table = load_table() if table is None else table
+    params = load_rules(rules).to_params()
+    rows = []
+    for cfg in range(table.shape[0]):
+        n = 2 if cfg == TWO_PLAYER_CONFIG else 4
+        margins = np.zeros(2)
+        succ = 0
+        for i in range(table.shape[1]):
+            for opt in range(2):
+                b = table[cfg, i, opt, :4].astype(np.int64)
+                t = table[cfg, i, opt, 4:].astype(np.int64)
+                p0 = score_team(b, t, 0, n, 0, params)[0]
+                p1 = score_team(b, t, 1, n, 0, params)[0]
+                margins[opt] += p0 - p1
+            succ += int(table[cfg, i, OPT_BLIND, 4] == 0)
+        m = max(table.shape[1], 1)
+        rows.append(
+            {
+                "players": n,
+                "exchange": None if n == 2 else cfg // 2,
+                "partner_has_bid": None if n == 2 else bool(cfg % 2),
+                "deals": int(table.shape[1]),
+                "blind_success": succ / m,
+                "margin_blind": margins[0] / m,
+                "margin_see": margins[1] / m,
+            }
+        )
+    return rows
+
+
+__all__ = [
+    "MAX_EXCHANGE",
+    "MODE_ALWAYS_BLIND",
+    "MODE_EV",
+    "MODE_NEVER_BLIND",
+    "blind_choice",
+    "blind_values",
+    "config_index",
+    "empty_table",
+    "load_table",
+    "table_summary",
+    "win_chance",
+]
