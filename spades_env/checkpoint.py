@@ -1,40 +1,379 @@
-"""Checkpoints as Policies, without importing torch until one is loaded.
+"""Checkpoints as Policies, with NumPy only: no torch, no source tree.
 
-``spades_env.arena.resolve_policy`` (and so ``spades eval``, ``spades tournament`` and
-``spades play``) sends names that look like paths here. Loading a checkpoint needs PyTorch and
-the ``training`` package of the source tree; both are imported only inside ``load_policy``
-(when ``training`` is not importable, the checkout that holds this package is tried).
+A checkpoint is a directory holding ``model.safetensors`` (the network weights) and
+``meta.json`` (format, observation version, action table, network shapes, rules, training
+config, evaluation results); any of the directory, ``model.safetensors`` or ``meta.json``
+names it. Training writes them (``training.checkpoint``, PyTorch); this module reads them
+anywhere ``spades_env`` is installed:
+
+* :func:`load_meta` checks the metadata: a missing or corrupt file, another format,
+  observation version or action table, or a key of the wrong type (``arch.hidden`` that is not
+  a list of positive integers, ``rules`` that is not a valid rules mapping, ``policy`` that is
+  not a mapping) raises :class:`CheckpointError` naming the file and the key.
+* :func:`read_safetensors` reads the safetensors format (an 8-byte little-endian header
+  length, a JSON header of names, dtypes, shapes and byte offsets, then the raw data) into
+  NumPy arrays; it never unpickles.
+* :class:`NumpyActor` is the actor of ``training.network.ActorCritic`` (Linear+ReLU layers,
+  a linear output, masked logits) as a NumPy forward pass; ``tests/test_checkpoint.py``
+  checks it against the torch network on the shipped checkpoint and on random weights.
+* :func:`load_policy` gives a :class:`CheckpointPolicy` (the Policy protocol);
+  ``spades_env.arena.resolve_policy`` (so ``spades eval``, ``spades tournament``, ``spades
+  play``) sends names that look like paths here.
 """
 
 from __future__ import annotations
 
-import sys
+import json
+import math
+import threading
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 
-def _import_loader() -> Any:
+from spades_env.core.actions import NUM_ACTIONS, action_to_str
+from spades_env.core.rules import RulesConfig, RulesError, load_rules, rules_from_dict
+from spades_env.core.validate import SpadesError
+from spades_env.observation import OBS_SIZE, OBS_V1_SIZE, OBS_VERSION, STATE_VEC_SIZE, convert_observation
+
+FORMAT = "spades_env.checkpoint/1"
+MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
+STATE_FILE, STATE_JSON = "train_state.safetensors", "train_state.json"
+
+MASKED_LOGIT = -1.0e8
+"""Logit of an illegal action: exp() of it underflows to exactly 0 after the softmax."""
+
+OBS_SIZES = {1: (OBS_V1_SIZE, OBS_V1_SIZE + 2 * 4 * 52), OBS_VERSION: (OBS_SIZE, STATE_VEC_SIZE)}
+"""Observation versions a checkpoint may have been trained on: (observation, critic input) sizes;
+an older version's observation is converted for it (``spades_env.observation.convert_observation``)."""
+
+_MAX_WIDTH = 1 << 16  # widest hidden layer a checkpoint may declare
+
+
+class CheckpointError(SpadesError):
+    """A checkpoint that is missing, corrupt or does not fit this code (names file and problem);
+    a ``ValueError``, and one of the errors the ``spades`` command reports in one line."""
+
+
+def action_table() -> list[str]:
+    """Names of the action ids 0..69 as stored in every checkpoint."""
+    return [action_to_str(a) for a in range(NUM_ACTIONS)]
+
+
+def checkpoint_dir(path: str | Path) -> Path:
+    """The checkpoint directory named by the directory itself, its weights or its metadata."""
+    if not isinstance(path, (str, Path)):
+        raise CheckpointError(f"a checkpoint path must be a string or a Path, got {type(path).__name__}")
+    p = Path(path)
+    if p.name in (MODEL_FILE, META_FILE, STATE_FILE, STATE_JSON):
+        p = p.parent
+    if not p.exists():
+        raise CheckpointError(f"{p}: no such checkpoint (missing directory)")
+    if not p.is_dir():
+        raise CheckpointError(f"{p}: a checkpoint is a directory holding {MODEL_FILE} and {META_FILE}")
+    return p
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from ``path``; a missing or corrupt file is a :class:`CheckpointError`."""
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing file")
     try:
-        from training.policy_adapter import load_policy
-    except ModuleNotFoundError as exc:
-        root = Path(__file__).resolve().parents[1]
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise CheckpointError(f"{path}: corrupt JSON ({type(exc).__name__}: {exc})") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path}: corrupt metadata (not a JSON object)")
+    return data
+
+
+# ---- metadata ----------------------------------------------------------------------------------
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_widths(mp: Path, key: str, value: Any) -> None:
+    if not isinstance(value, list) or not all(_is_int(v) and 1 <= v <= _MAX_WIDTH for v in value):
+        raise CheckpointError(
+            f"{mp}: key '{key}' must be a list of layer widths (integers 1..{_MAX_WIDTH}), got {value!r}"
+        )
+
+
+def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
+    """Check a checkpoint's metadata (``mp``: the file, for messages); returns ``meta``."""
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(f"{mp}: unknown checkpoint format {meta.get('format')!r} (expected {FORMAT!r})")
+    version = meta.get("obs_version")
+    if not _is_int(version) or version not in OBS_SIZES:
+        raise CheckpointError(
+            f"{mp}: observation version {version!r} is not one this code reads (OBS_VERSION "
+            f"{OBS_VERSION}; older versions it converts: {sorted(set(OBS_SIZES) - {OBS_VERSION})})"
+        )
+    if meta.get("actions") != action_table():
+        raise CheckpointError(f"{mp}: the action table differs from this code's action ids")
+    arch = meta.get("arch")
+    if not isinstance(arch, dict) or not {"hidden", "critic_hidden"} <= set(arch):
+        raise CheckpointError(f"{mp}: metadata has no valid 'arch' (network shapes)")
+    _check_widths(mp, "arch.hidden", arch["hidden"])
+    _check_widths(mp, "arch.critic_hidden", arch["critic_hidden"])
+    obs_size, critic_size = OBS_SIZES[version]
+    if arch.get("obs_size") != obs_size or arch.get("critic_size") != critic_size:
+        raise CheckpointError(
+            f"{mp}: network input sizes {arch.get('obs_size')}/{arch.get('critic_size')} do not match "
+            f"observation version {version}'s observation ({obs_size}) and state ({critic_size}) sizes"
+        )
+    if arch.get("num_actions", NUM_ACTIONS) != NUM_ACTIONS:
+        raise CheckpointError(
+            f"{mp}: key 'arch.num_actions' must be {NUM_ACTIONS}, got {arch['num_actions']!r}"
+        )
+    if "rules" in meta:
+        rules = meta["rules"]
+        if not isinstance(rules, dict):
+            raise CheckpointError(
+                f"{mp}: key 'rules' must be a mapping of rule names to values, got {rules!r}"
+            )
+        try:
+            rules_from_dict(rules, where=f"{mp}: key 'rules'")
+        except RulesError as exc:
+            raise CheckpointError(str(exc)) from None
+    if "policy" in meta:
+        pol = meta["policy"]
+        if not isinstance(pol, dict):
+            raise CheckpointError(
+                f"{mp}: key 'policy' must be a mapping such as {{\"deterministic\": true}}, got {pol!r}"
+            )
+        if not isinstance(pol.get("deterministic", False), bool):
+            raise CheckpointError(
+                f"{mp}: key 'policy.deterministic' must be true or false, got {pol['deterministic']!r}"
+            )
+    return meta
+
+
+def load_meta(path: str | Path) -> dict[str, Any]:
+    """The checked metadata of a checkpoint (see :func:`check_meta`)."""
+    mp = checkpoint_dir(path) / META_FILE
+    return check_meta(read_json(mp), mp)
+
+
+# ---- safetensors -------------------------------------------------------------------------------
+_DTYPES = {
+    "F64": "<f8",
+    "F32": "<f4",
+    "F16": "<f2",
+    "I64": "<i8",
+    "I32": "<i4",
+    "I16": "<i2",
+    "I8": "i1",
+    "U8": "u1",
+    "BOOL": "?",
+}
+
+
+def read_safetensors(path: str | Path) -> dict[str, np.ndarray]:
+    """Every tensor of a safetensors file as a NumPy array (``BF16`` becomes float32).
+
+    A missing file, or one whose header, dtypes, shapes or offsets do not add up, raises
+    :class:`CheckpointError` naming the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing file")
+
+    def bad(why: str) -> CheckpointError:
+        return CheckpointError(f"{path}: corrupt safetensors file ({why})")
+
+    data = path.read_bytes()
+    if len(data) < 8:
+        raise bad("shorter than its 8-byte header length")
+    n = int.from_bytes(data[:8], "little")
+    if n > len(data) - 8:
+        raise bad(f"header length {n} exceeds the file size {len(data)}")
+    try:
+        header = json.loads(data[8 : 8 + n].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise bad(f"header is not JSON: {exc}") from None
+    if not isinstance(header, dict):
+        raise bad("header is not a JSON object")
+    body = memoryview(data)[8 + n :]
+    out: dict[str, np.ndarray] = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= set(info):
+            raise bad(f"tensor {name!r}: header entry needs dtype, shape and data_offsets")
+        dtype, shape, offs = info["dtype"], info["shape"], info["data_offsets"]
+        if dtype not in _DTYPES and dtype != "BF16":
+            raise bad(f"tensor {name!r}: unsupported dtype {dtype!r}")
+        if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
+            raise bad(f"tensor {name!r}: bad shape {shape!r}")
         if (
-            exc.name not in ("training", "training.policy_adapter")
-            or not (root / "training" / "policy_adapter.py").is_file()
+            not isinstance(offs, list)
+            or len(offs) != 2
+            or not all(_is_int(o) for o in offs)
+            or not 0 <= offs[0] <= offs[1] <= len(body)
         ):
-            raise
-        sys.path.append(str(root))  # a source checkout: training/ sits next to spades_env/
-        from training.policy_adapter import load_policy
-    return load_policy
+            raise bad(f"tensor {name!r}: bad data_offsets {offs!r}")
+        np_dtype = np.dtype("<u2" if dtype == "BF16" else _DTYPES[dtype])
+        count = math.prod(shape)
+        if offs[1] - offs[0] != count * np_dtype.itemsize:
+            raise bad(f"tensor {name!r}: {offs[1] - offs[0]} bytes for shape {shape} of {dtype}")
+        arr = np.frombuffer(body, dtype=np_dtype, count=count, offset=offs[0]).reshape(shape)
+        if dtype == "BF16":
+            arr = (arr.astype(np.uint32) << 16).view(np.float32)
+        out[name] = arr
+    return out
 
 
-def load_policy(path: str | Path, seed: int | None = None, rules: Any = None, **kwargs: Any) -> Any:
-    """The Policy of the checkpoint at ``path`` (see ``training.policy_adapter.load_policy``)."""
-    try:
-        loader = _import_loader()
-    except ImportError as exc:
-        raise ImportError(
-            f"loading checkpoint {str(path)!r} needs PyTorch, safetensors and the 'training' package of "
-            f"the spades_env source tree (pip install 'spades_env[training]' in a checkout): {exc}"
-        ) from exc
-    return loader(path, seed=seed, rules=rules, **kwargs)
+# ---- the actor as a NumPy forward pass ----------------------------------------------------------
+class NumpyActor:
+    """The actor of ``training.network.ActorCritic`` in NumPy: ``obs [N, 771] -> logits [N, 70]``.
+
+    ``weights`` holds ``actor.{2k}.weight`` (``[out, in]``, as torch's ``nn.Linear``) and
+    ``actor.{2k}.bias`` for each layer ``k`` of ``hidden`` plus the output layer."""
+
+    def __init__(
+        self,
+        weights: dict[str, np.ndarray],
+        hidden: list[int] | tuple[int, ...],
+        obs_size: int = OBS_SIZE,
+        num_actions: int = NUM_ACTIONS,
+        where: str | Path = "weights",
+    ) -> None:
+        sizes = [obs_size, *hidden, num_actions]
+        self.layers: list[tuple[np.ndarray, np.ndarray]] = []
+        for k in range(len(sizes) - 1):
+            w_key, b_key = f"actor.{2 * k}.weight", f"actor.{2 * k}.bias"
+            want = {w_key: (sizes[k + 1], sizes[k]), b_key: (sizes[k + 1],)}
+            for key, shape in want.items():
+                if key not in weights:
+                    raise CheckpointError(f"{where}: weights do not match the network: missing {key}")
+                got = weights[key]
+                if tuple(got.shape) != shape or got.dtype.kind != "f":
+                    raise CheckpointError(
+                        f"{where}: weight {key} has shape {tuple(got.shape)} {got.dtype}, "
+                        f"the network expects {shape} float"
+                    )
+            w = np.ascontiguousarray(weights[w_key].T, dtype=np.float32)  # [in, out]
+            self.layers.append((w, np.asarray(weights[b_key], dtype=np.float32)))
+        known = {f"actor.{2 * k}.{part}" for k in range(len(sizes) - 1) for part in ("weight", "bias")}
+        extra = sorted(k for k in weights if k.startswith("actor.") and k not in known)
+        if extra:
+            raise CheckpointError(f"{where}: weights do not match the network: unexpected {extra[:4]}")
+        self.obs_size, self.num_actions = obs_size, num_actions
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """Raw (unmasked) logits ``float32 [N, num_actions]`` of ``obs [N, obs_size]``."""
+        x = np.asarray(obs, dtype=np.float32)
+        last = len(self.layers) - 1
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w
+            x += b
+            if i < last:
+                np.maximum(x, 0.0, out=x)
+        return x
+
+    def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Masked logits: illegal actions (``mask == 0``) get ``MASKED_LOGIT``."""
+        return np.where(np.asarray(mask).astype(bool), self(obs), np.float32(MASKED_LOGIT))
+
+
+def load_actor(path: str | Path) -> tuple[NumpyActor, dict[str, Any]]:
+    """The checked metadata and the actor network of a checkpoint (NumPy; never unpickles)."""
+    d = checkpoint_dir(path)
+    meta = load_meta(d)
+    weights = read_safetensors(d / MODEL_FILE)
+    obs_size = OBS_SIZES[meta["obs_version"]][0]
+    return NumpyActor(weights, meta["arch"]["hidden"], obs_size=obs_size, where=d / MODEL_FILE), meta
+
+
+_CACHE: dict[tuple[str, int], tuple[NumpyActor, dict[str, Any]]] = {}
+_LOCK = threading.Lock()
+
+
+def _cached(path: str | Path) -> tuple[NumpyActor, dict[str, Any]]:
+    d = checkpoint_dir(path).resolve()
+    mf = d / MODEL_FILE
+    key = (str(d), mf.stat().st_mtime_ns if mf.exists() else 0)
+    with _LOCK:
+        if key not in _CACHE:
+            if len(_CACHE) > 16:
+                _CACHE.clear()
+            _CACHE[key] = load_actor(d)
+        return _CACHE[key]
+
+
+class CheckpointPolicy:
+    """A trained actor playing one seat from its observation (Policy protocol).
+
+    It samples from the masked softmax with its own seeded generator, or with
+    ``deterministic=True`` plays the most likely legal action."""
+
+    def __init__(
+        self,
+        actor: NumpyActor,
+        seed: int | None = None,
+        deterministic: bool = False,
+        name: str = "checkpoint",
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self.actor = actor
+        self.deterministic = deterministic
+        self.name = name
+        self.meta = meta or {}
+        self.rng = np.random.default_rng(seed)
+        self.obs_version = int(self.meta.get("obs_version", OBS_VERSION))
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The action for one seat: sampled (or argmax) from the masked policy."""
+        mask = np.asarray(action_mask).reshape(-1)
+        if not mask.any():
+            raise ValueError(f"{self.name}: the action mask has no legal action")
+        obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
+        if self.obs_version != OBS_VERSION:
+            obs = convert_observation(obs, self.obs_version)
+        logits = self.actor.logits(obs, mask.reshape(1, -1))[0]
+        if self.deterministic:
+            return int(np.argmax(logits))
+        z = logits.astype(np.float64)
+        p = np.exp(z - z.max())
+        p[mask == 0] = 0.0
+        p /= p.sum()
+        return int(self.rng.choice(p.size, p=p))
+
+
+def load_policy(
+    path: str | Path,
+    seed: int | None = None,
+    rules: RulesConfig | str | dict | None = None,
+    deterministic: bool | None = None,
+) -> CheckpointPolicy:
+    """A Policy from a checkpoint path (directory, ``model.safetensors`` or ``meta.json``);
+    ``rules``, when given, must have the checkpoint's number of players. ``deterministic``
+    None: as the checkpoint's ``meta.json`` says (``policy.deterministic``, default false)."""
+    actor, meta = _cached(path)
+    if deterministic is None:
+        deterministic = bool((meta.get("policy") or {}).get("deterministic", False))
+    if rules is not None:
+        want = load_rules(rules).num_players
+        have = (meta.get("rules") or {}).get("num_players", want)
+        if have != want:
+            raise CheckpointError(
+                f"{checkpoint_dir(path) / META_FILE}: trained for {have} players, asked to play {want}"
+            )
+    return CheckpointPolicy(actor, seed=seed, deterministic=deterministic, name=str(path), meta=meta)
+
+
+__all__ = [
+    "FORMAT",
+    "MASKED_LOGIT",
+    "CheckpointError",
+    "CheckpointPolicy",
+    "NumpyActor",
+    "action_table",
+    "checkpoint_dir",
+    "check_meta",
+    "load_actor",
+    "load_meta",
+    "load_policy",
+    "read_json",
+    "read_safetensors",
+]

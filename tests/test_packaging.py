@@ -61,7 +61,9 @@ def _all_modules() -> list[str]:
 
 
 def test_no_module_imports_torch_or_sb3():
-    mods = _all_modules()
+    # every module but the integrations (spades_env.integrations.*: adapters to RLlib and the like,
+    # imported only on demand, see DESIGN.md), each of which may need its optional peer
+    mods = [m for m in _all_modules() if not m.startswith("spades_env.integrations")]
     assert "spades_env.checkpoint" in mods and "spades_env.vector_adapters" in mods
     code = (
         "import importlib, sys\n"

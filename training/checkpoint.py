@@ -13,6 +13,9 @@ A checkpoint is a directory::
 Any of the three paths (the directory, ``model.safetensors`` or ``meta.json``) names the
 checkpoint. A missing file, a corrupt file, another observation version or action table, or
 weights of the wrong shape raise :class:`CheckpointError` naming the file and the problem.
+Reading and checking the metadata, and playing a checkpoint without torch, is
+:mod:`spades_env.checkpoint` (NumPy only); this module adds the torch side: saving, the full
+actor-critic network, the training state.
 """
 
 from __future__ import annotations
@@ -30,26 +33,40 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from spades_env.core.actions import NUM_ACTIONS, action_to_str
-from spades_env.observation import OBS_SIZE, OBS_V1_SIZE, OBS_VERSION, STATE_VEC_SIZE
+from spades_env.checkpoint import (  # the torch-free half: constants, errors, metadata checks
+    FORMAT,
+    META_FILE,
+    MODEL_FILE,
+    OBS_SIZES,
+    STATE_FILE,
+    STATE_JSON,
+    CheckpointError,
+    action_table,
+    checkpoint_dir,
+    load_meta,
+)
+from spades_env.checkpoint import read_json as _read_json
+from spades_env.core.actions import NUM_ACTIONS
+from spades_env.observation import OBS_SIZE, OBS_VERSION, STATE_VEC_SIZE
 from training.network import ActorCritic
 
-# observation versions a checkpoint may have been trained on: (observation, critic input) sizes;
-# an older version's observation is converted for it (spades_env.observation.convert_observation)
-OBS_SIZES = {1: (OBS_V1_SIZE, OBS_V1_SIZE + 2 * 4 * 52), OBS_VERSION: (OBS_SIZE, STATE_VEC_SIZE)}
-
-FORMAT = "spades_env.checkpoint/1"
-MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
-STATE_FILE, STATE_JSON = "train_state.safetensors", "train_state.json"
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that is missing, corrupt or does not fit this code (names file and problem)."""
-
-
-def action_table() -> list[str]:
-    """Names of the action ids 0..69 as stored in every checkpoint."""
-    return [action_to_str(a) for a in range(NUM_ACTIONS)]
+__all__ = [
+    "FORMAT",
+    "META_FILE",
+    "MODEL_FILE",
+    "OBS_SIZES",
+    "STATE_FILE",
+    "STATE_JSON",
+    "CheckpointError",
+    "action_table",
+    "build_model",
+    "checkpoint_dir",
+    "load_checkpoint",
+    "load_meta",
+    "load_train_state",
+    "save_checkpoint",
+    "update_meta",
+]
 
 
 def code_revision() -> str | None:
@@ -66,18 +83,6 @@ def code_revision() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
-
-
-def checkpoint_dir(path: str | Path) -> Path:
-    """The checkpoint directory named by the directory itself, its weights or its metadata."""
-    p = Path(path)
-    if p.name in (MODEL_FILE, META_FILE, STATE_FILE, STATE_JSON):
-        p = p.parent
-    if not p.exists():
-        raise CheckpointError(f"{p}: no such checkpoint (missing directory)")
-    if not p.is_dir():
-        raise CheckpointError(f"{p}: a checkpoint is a directory holding {MODEL_FILE} and {META_FILE}")
-    return p
 
 
 def save_checkpoint(
@@ -124,18 +129,6 @@ def save_checkpoint(
     return dest
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise CheckpointError(f"{path}: missing file")
-    try:
-        data = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CheckpointError(f"{path}: corrupt JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise CheckpointError(f"{path}: corrupt metadata (not a JSON object)")
-    return data
-
-
 def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
     if not path.is_file():
         raise CheckpointError(f"{path}: missing file")
@@ -143,33 +136,6 @@ def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
         return load_file(str(path))  # safetensors: no pickle
     except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
         raise CheckpointError(f"{path}: corrupt safetensors file ({exc})") from None
-
-
-def load_meta(path: str | Path) -> dict[str, Any]:
-    """The checked metadata of a checkpoint (format, observation version, action table)."""
-    d = checkpoint_dir(path)
-    mp = d / META_FILE
-    meta = _read_json(mp)
-    if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{mp}: unknown checkpoint format {meta.get('format')!r} (expected {FORMAT!r})")
-    version = meta.get("obs_version")
-    if isinstance(version, bool) or version not in OBS_SIZES:
-        raise CheckpointError(
-            f"{mp}: observation version {version!r} is not one this code reads (OBS_VERSION "
-            f"{OBS_VERSION}; older versions it converts: {sorted(set(OBS_SIZES) - {OBS_VERSION})})"
-        )
-    if meta.get("actions") != action_table():
-        raise CheckpointError(f"{mp}: the action table differs from this code's action ids")
-    arch = meta.get("arch")
-    if not isinstance(arch, dict) or not {"hidden", "critic_hidden"} <= set(arch):
-        raise CheckpointError(f"{mp}: metadata has no valid 'arch' (network shapes)")
-    obs_size, critic_size = OBS_SIZES[version]
-    if arch.get("obs_size") != obs_size or arch.get("critic_size") != critic_size:
-        raise CheckpointError(
-            f"{mp}: network input sizes {arch.get('obs_size')}/{arch.get('critic_size')} do not match "
-            f"observation version {version}'s observation ({obs_size}) and state ({critic_size}) sizes"
-        )
-    return meta
 
 
 def build_model(meta: dict[str, Any]) -> ActorCritic:
