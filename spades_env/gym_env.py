@@ -12,6 +12,12 @@ reward              the learner team's reward (``episode.settle``: hand score ch
                     ``reward_scale``, or +1/-1 for a win) summed since its last action
 episode             ``"hand"``, ``"game"`` (default) or ``"match"``; truncated when the
                     rules' ``max_hands`` cuts a game short
+illegal action      ``illegal="penalty"`` (default, as ``spades_env.env()``): the episode
+                    ends (terminated) with ``illegal_reward`` (default -1) and
+                    ``info["illegal_action"]``; ``illegal="raise"``: ``IllegalActionError``,
+                    nothing changed
+render modes        ``"ansi"`` (text) and ``"rgb_array"`` (``uint8[600, 800, 3]``, the
+                    learner's view, :mod:`spades_env.render`); ``render_fps`` 4
 ==================  ===============================================================
 
 The learner plays ``learner_seats`` (default North and South; ``(0,)`` in the two-player
@@ -20,6 +26,11 @@ played by ``opponents``: a Policy for all of them, a ``{seat: Policy}`` dict, bo
 names (``"heuristic"``), or ``None`` for random players; names get seeds from ``reset``.
 The rules run in :mod:`spades_env.core` through :class:`~spades_env.core.game.SpadesGame`;
 this module holds no rules and never imports torch.
+
+``import spades_env`` registers ``Spades-v0``. Gymnasium 1.x loads no plugins, so in a process
+that has not imported the package (a ``SubprocVecEnv`` worker started with ``spawn``) use the
+id ``"spades_env:Spades-v0"``, which imports it first; Gymnasium's and SB3's ``check_env`` pass
+(``tests/test_gym_env.py``).
 """
 
 from __future__ import annotations
@@ -33,7 +44,7 @@ from gymnasium import spaces
 
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
-from spades_env.core.game import SpadesGame
+from spades_env.core.game import IllegalActionError, SpadesGame
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.episode import RUNNING, TERMINATED, episode_code, reward_code, settle
 from spades_env.observation import OBS_SIZE, encode_observation
@@ -48,7 +59,7 @@ OpponentSpec = Policy | str | Mapping[int, Policy | str] | None
 class SpadesGymEnv(gymnasium.Env):
     """One learner seat or team against given Policies (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
@@ -59,6 +70,8 @@ class SpadesGymEnv(gymnasium.Env):
         reward: str = "score",
         reward_scale: float = 0.01,
         render_mode: str | None = None,
+        illegal: str = "penalty",
+        illegal_reward: float = -1.0,
     ) -> None:
         self.rules = load_rules(rules)
         self.params = self.rules.to_params()
@@ -84,9 +97,15 @@ class SpadesGymEnv(gymnasium.Env):
                 check_policy_name(spec)
         self._episode, self._reward = episode_code(episode), reward_code(reward)
         self.reward_scale = float(reward_scale)
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
         self.render_mode = render_mode
+        if illegal not in ("penalty", "raise"):
+            raise ValueError(f"illegal must be 'penalty' or 'raise', got {illegal!r}")
+        self.illegal, self.illegal_reward = illegal, float(illegal_reward)
+        self._ended = False
         low, high = observation_bounds(self.rules)
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
@@ -118,6 +137,7 @@ class SpadesGymEnv(gymnasium.Env):
         if seed is not None or not self.policies:
             self._make_policies(self.np_random)
         self.game = SpadesGame(self.rules, seed=game_seed)
+        self._ended = False
         reward, status = self._play_others()
         if status != RUNNING:  # cannot happen: a hand needs the learner's cards
             raise RuntimeError("the episode ended before the learner acted")
@@ -127,14 +147,27 @@ class SpadesGymEnv(gymnasium.Env):
         """The learner's action, then the other seats' until the learner acts or the episode ends."""
         if self.game is None:
             raise RuntimeError("step() before reset()")
+        if self._ended:
+            raise RuntimeError("step() after the episode ended: call reset()")
         game = self.game
         seat = int(game.state[L.TURN])
-        game.apply(int(action))  # IllegalActionError (nothing changed) for an illegal action
+        if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and action.dtype.kind in "iu":
+            action = action.reshape(()).item()  # SB3 and vector wrappers pass 0-d arrays
+        try:
+            game.apply(action)  # IllegalActionError (nothing changed) for an illegal action
+        except IllegalActionError:
+            if self.illegal == "raise":
+                raise
+            self._ended = True  # "penalty": the episode ends here, the game as it was
+            info = self._info(True)
+            info["illegal_action"] = True
+            return self._observe(seat), self.illegal_reward, True, False, info
         reward, status = self._settle()
         if status == RUNNING:
             more, status = self._play_others()
             reward += more
         done = status != RUNNING
+        self._ended = done
         obs = self._observe(seat if done else None)
         info = self._info(done)
         return obs, float(reward), status == TERMINATED, done and status != TERMINATED, info
@@ -173,7 +206,8 @@ class SpadesGymEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """``bool[70]``: the legal actions of the learner seat to act (all False when done)."""
-        if self.game is None or self.game.state[L.TURN] < 0 or self.game.state[L.PHASE] >= L.PH_HAND_END:
+        g = self.game
+        if g is None or self._ended or g.state[L.TURN] < 0 or g.state[L.PHASE] >= L.PH_HAND_END:
             return np.zeros(NUM_ACTIONS, dtype=bool)
         return self.game.legal_mask().astype(bool)
 
@@ -188,9 +222,16 @@ class SpadesGymEnv(gymnasium.Env):
             info["winner"] = int(state[L.GAME_WINNER])
         return info
 
-    def render(self) -> str | None:
-        """The game as text (``render_mode="ansi"``)."""
-        return None if self.game is None else self.game.to_text()
+    def render(self) -> str | np.ndarray | None:
+        """The game as text (``render_mode="ansi"``) or a picture of the table as the learner
+        sees it (``"rgb_array"``: ``uint8[600, 800, 3]``)."""
+        if self.game is None or self.render_mode is None:
+            return None
+        if self.render_mode == "rgb_array":
+            from spades_env.render import render_rgb
+
+            return render_rgb(self.game, viewer=self.learner_seats[0])
+        return self.game.to_text()
 
 
 def register_env() -> None:

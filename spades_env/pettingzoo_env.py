@@ -22,8 +22,21 @@ reward               ``reward="score"``: each hand, every seat gets its team's s
                      times ``reward_scale`` (default 0.01); ``reward="win"``: +1 / -1 per
                      team at the end of the episode
 truncation           a game longer than the rules' ``max_hands`` ends truncated
-render modes         ``"ansi"`` (returns the table) and ``"human"`` (prints it)
+infos                ``infos[agent]["action_mask"]``: the same mask as in the observation
+                     (for libraries that read it there, e.g. AgileRL); at the end of the
+                     episode also scores, bags, games won and ``truncated_by_hand_cap``
+render modes         ``"ansi"`` (returns the table), ``"human"`` (prints it) and
+                     ``"rgb_array"`` (``uint8[600, 800, 3]``, :mod:`spades_env.render`;
+                     ``render_viewer`` shows one seat's hand only); ``render_fps`` 4
+metadata             per instance (a wrapper that edits ``env.metadata`` leaves the class's
+                     alone)
 ===================  =================================================================
+
+``spades_env.parallel_env(**kwargs)`` is the same game through PettingZoo's Parallel API, for
+libraries that only take that: PettingZoo's own ``turn_based_aec_to_parallel`` over ``env()``.
+Each ``step(actions)`` applies the action of the one agent to act (``infos[agent]["active_agent"]``
+names it; the others' actions are ignored, their masks are all zeros) and returns every
+agent's observation, reward, termination and truncation.
 
 ``reset(seed=..., options=...)`` takes ``options`` keys ``hands`` (four lists of 13 card
 strings, by seat), ``stock`` (52 cards, two-player rules), ``dealer``, ``scores`` and ``bags``
@@ -36,12 +49,13 @@ changes nothing, not even the env's seed generator.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import AECEnv
+from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 
 from spades_env.core import layout as L
@@ -54,24 +68,23 @@ from spades_env.core.validate import InputError, check_float, check_seat, check_
 from spades_env.episode import TERMINATED, TRUNCATED, episode_code, reward_code, settle
 from spades_env.observation import (
     OBS_SIZE,
-    SLICES,
     STATE_VEC_SIZE,
     encode_observation,
     encode_state,
+    obs_bounds,
 )
 
 _OPTION_KEYS = {"hands", "stock", "dealer", "scores", "bags"}
 
 
 def observation_bounds(rules: RulesConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper bounds of the observation vector."""
-    low = np.zeros(OBS_SIZE, dtype=np.float32)
-    high = np.ones(OBS_SIZE, dtype=np.float32)
-    low[SLICES["scores"]] = -np.inf
-    high[SLICES["scores"]] = np.inf
-    high[SLICES["bags"]] = max(rules.bag_limit, 10) * 1000.0
-    high[SLICES["game_wins"]] = rules.match_games
-    return low, high
+    """Lower and upper bounds of the observation vector under ``rules``: the encoding's own,
+    :func:`spades_env.observation.obs_bounds` (the Box of every front-end)."""
+    return obs_bounds(rules)
+
+
+_NO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
+_NO_MASK.flags.writeable = False  # the info mask of every agent not to act (shared, read-only)
 
 
 def _forward(name: str) -> property:
@@ -156,6 +169,15 @@ class _Discrete(spaces.Discrete):
         return super().contains(x)
 
 
+def parallel_env(**kwargs: Any) -> ParallelEnv:
+    """The game through PettingZoo's Parallel API (turn-based): PettingZoo's
+    ``turn_based_aec_to_parallel`` over :func:`env` (same keyword arguments). Each step applies
+    the action of the agent to act (``infos[agent]["active_agent"]``); the others' are ignored."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    return turn_based_aec_to_parallel(env(**kwargs))
+
+
 def env(**kwargs: Any) -> AECEnv:
     """The Spades AEC env in PettingZoo's standard wrappers (see :class:`raw_env`): an
     illegal move ends the game with ``illegal_reward`` (default -1) for that agent."""
@@ -179,7 +201,12 @@ def _observe_into(state, params, seat, want_mask, obs, mask):
 class raw_env(AECEnv):
     """Spades (four-player partnership or two-player) with action masks."""
 
-    metadata = {"name": "spades_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata = {
+        "name": "spades_v0",
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "render_fps": 4,
+        "is_parallelizable": False,  # turn-based: see parallel_env()
+    }
 
     def __init__(
         self,
@@ -191,6 +218,7 @@ class raw_env(AECEnv):
         render_viewer: int | None = None,
     ) -> None:
         super().__init__()
+        self.metadata = copy.deepcopy(type(self).metadata)  # per instance: wrappers may edit it
         self.rules = load_rules(rules)
         self._episode = episode_code(episode)
         self._reward = reward_code(reward)
@@ -267,9 +295,10 @@ class raw_env(AECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.infos = {a: {"action_mask": _NO_MASK} for a in self.agents}
         self.agent_selection = self.possible_agents[int(self._state[L.TURN])]
         self._reward_pending = False
+        self._mask_info(None)
 
     def step(self, action: int | None) -> None:
         """Apply the selected agent's action (``None`` for an agent that is done).
@@ -292,6 +321,8 @@ class raw_env(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         if state[L.PHASE] >= L.PH_HAND_END:
             self._settle()
+            if self.agents and not self.terminations[self.agent_selection] and not self.truncations[self.agent_selection]:
+                self._mask_info(agent)
         else:
             if self._reward_pending:  # last step paid rewards: this one pays none
                 self._reward_pending = False
@@ -299,6 +330,7 @@ class raw_env(AECEnv):
                 for a in rewards:
                     rewards[a] = 0.0
             self.agent_selection = self.possible_agents[state[L.TURN]]
+            self._mask_info(agent)
         if self.render_mode == "human":
             self.render()
 
@@ -323,9 +355,19 @@ class raw_env(AECEnv):
             self.agent_selection = self.possible_agents[turn]
         self._accumulate_rewards()
 
+    def _mask_info(self, previous: str | None) -> None:
+        """``infos[agent]["action_mask"]``: the agent to act gets its legal actions, the agent
+        that just acted (``previous``) all zeros again."""
+        if previous is not None:
+            self.infos[previous]["action_mask"] = _NO_MASK
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        legal_mask(self._state, self._params, mask)
+        self.infos[self.agent_selection]["action_mask"] = mask
+
     def _end_info(self) -> dict[str, Any]:
         g = self.game
         return {
+            "action_mask": _NO_MASK,
             "scores": g.scores,
             "bags": g.bags,
             "game_wins": g.game_wins,
@@ -354,9 +396,15 @@ class raw_env(AECEnv):
         encode_state(self._state, self._params, out)
         return out
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
+    def render(self) -> str | np.ndarray | None:
+        """Text (``"ansi"``; ``"human"`` prints it) or a picture (``"rgb_array"``) of the table;
+        ``render_viewer`` (a seat) shows only that seat's hand."""
+        if self.render_mode is None or self.game is None:
             return None
+        if self.render_mode == "rgb_array":
+            from spades_env.render import render_rgb
+
+            return render_rgb(self.game, viewer=self.render_viewer)
         text = self.game.to_text(viewer=self.render_viewer)
         if self.render_mode == "ansi":
             return text

@@ -85,7 +85,7 @@ def test_render_test(rules, capsys):
 def test_metadata_and_agents():
     e = spades_env.env()
     assert e.metadata["name"] == "spades_v0"
-    assert set(e.metadata["render_modes"]) == {"ansi", "human"}
+    assert set(e.metadata["render_modes"]) == {"ansi", "human", "rgb_array"}
     assert e.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
     assert spades_env.env(rules="two_player").possible_agents == ["player_0", "player_1"]
 
@@ -193,7 +193,7 @@ def test_bad_knobs_are_clear_errors():
     with pytest.raises(ValueError, match="reward must be one of"):
         raw_env(reward="money")
     with pytest.raises(ValueError, match="render_mode"):
-        raw_env(render_mode="rgb_array")
+        raw_env(render_mode="oil_painting")
 
 
 # ---- reward knob ------------------------------------------------------------------------
