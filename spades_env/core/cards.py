@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from spades_env.core.validate import InputError, is_int
+
 NUM_CARDS = 52
 NUM_SUITS = 4
 NUM_RANKS = 13
@@ -34,8 +36,8 @@ def card_rank(card: int) -> int:
 
 def card_to_str(card: int) -> str:
     """Text form of a card id, rank then suit: ``51 -> "AS"``."""
-    if not 0 <= int(card) < NUM_CARDS:
-        raise ValueError(f"card id {card!r} is out of range 0..51")
+    if not is_int(card) or not 0 <= int(card) < NUM_CARDS:
+        raise InputError(f"card id {card!r} is out of range 0..51 (an integer card id)")
     return RANK_CHARS[card_rank(int(card))] + SUIT_CHARS[card_suit(int(card))]
 
 
