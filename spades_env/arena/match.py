@@ -18,7 +18,8 @@ import numpy as np
 from spades_env.core import layout as L
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import RulesConfig
-from spades_env.core.scoring import score_team
+from spades_env.core.scoring import contract_tricks as counted_tricks
+from spades_env.core.scoring import score_team, team_contract
 from spades_env.core.validate import InputError
 from spades_env.observation import OBS_SIZE, encode_observation
 from spades_env.policy import Policy, RandomPolicy
@@ -173,21 +174,17 @@ def _team_hand(state: np.ndarray, params: np.ndarray, team: int, bags_before: in
     bids = state[L.BIDS : L.BIDS + 4]
     tricks = state[L.TRICKS_WON : L.TRICKS_WON + 4]
     _, _, won = score_team(bids, tricks, team, 4, bags_before, params)
-    contract = contract_tricks = nil_bids = nil_made = blind_bids = blind_made = 0
+    nil_bids = nil_made = blind_bids = blind_made = 0
     for s in (team, team + 2):
         b, t = int(bids[s]), int(tricks[s])
-        if b == 0 or b == L.BID_BLIND_NIL:
-            if b == 0:
-                nil_bids += 1
-                nil_made += t == 0
-            else:
-                blind_bids += 1
-                blind_made += t == 0
-            if params[L.P_FAILED_NIL_COUNTS]:
-                contract_tricks += t
-        else:
-            contract += b
-            contract_tricks += t
+        if b == 0:
+            nil_bids += 1
+            nil_made += t == 0
+        elif b == L.BID_BLIND_NIL:
+            blind_bids += 1
+            blind_made += t == 0
+    contract = int(team_contract(bids, team, 4))
+    contract_tricks = int(counted_tricks(bids, tricks, team, 4, params))
     return TeamHand(
         points=int(state[L.HAND_DELTA + team]),
         contract=contract,

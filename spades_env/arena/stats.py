@@ -141,6 +141,8 @@ def summarize(
                 "nil_success": _rate(p["nil_made"], p["nil"]),
                 "blind_nil_success": _rate(p["blind_made"], p["blind"]),
                 "bags_per_hand": p["bags"] / hands if hands else None,
+                "nil_bids_per_hand": p["nil"] / hands if hands else None,
+                "blind_nil_bids_per_hand": p["blind"] / hands if hands else None,
                 "bid_error": p["bid_error"] / hands if hands else None,
             }
         )

@@ -13,7 +13,9 @@ and bags, and compares the mean chance of winning the game afterwards (:func:`wi
 game is over, or a normal model of the remaining hands), so that it declares Blind Nil exactly
 when that is better: often when it pays (tournament rules), never when it does not, and more
 readily when the score calls for a gamble. Where the partner has bid, deals with a partner
-bid close to the real one weigh more. The two-player game has its own table entry.
+bid close to the real one weigh more; where an opponent has declared Blind Nil already, its
+team's hand is scored as the declaring side of another deal of the table. The two-player game
+has its own table entry.
 """
 
 from __future__ import annotations
@@ -93,18 +95,31 @@ def blind_values(row, params, table, out):
     out[0] = 0.0
     out[1] = 0.0
     total = 0.0
-    for i in range(min(table.shape[1], MAX_DEALS_USED)):
+    m = min(table.shape[1], MAX_DEALS_USED)
+    # an opponent who has declared Blind Nil: their hand is scored as the declaring side of
+    # another deal of the table (the table's opponents never declare)
+    opp_blind = n == 4 and (row[L.BIDS + 1] == L.BID_BLIND_NIL or row[L.BIDS + 3] == L.BID_BLIND_NIL)
+    for i in range(m):
         w = 1.0
         if n == 4 and partner_bid >= 0:
             pb = table[cfg, i, OPT_BLIND, 2]
             d = abs(pb - partner_bid)
             w = 1.0 if d == 0 else (0.5 if d == 1 else 0.1)
+        p_opp_blind = 0
+        if opp_blind:
+            j = (i + m // 2) % m
+            for s in range(4):
+                bids[s] = table[cfg, j, OPT_BLIND, s]
+                tricks[s] = table[cfg, j, OPT_BLIND, 4 + s]
+            p_opp_blind, _, _ = score_team(bids, tricks, 0, n, row[L.BAGS + 1], params)
         for opt in range(2):
             for s in range(4):
                 bids[s] = table[cfg, i, opt, s]
                 tricks[s] = table[cfg, i, opt, 4 + s]
             p0, _, _ = score_team(bids, tricks, 0, n, row[L.BAGS], params)
             p1, _, _ = score_team(bids, tricks, 1, n, row[L.BAGS + 1], params)
+            if opp_blind:
+                p1 = p_opp_blind
             out[opt] += w * win_chance(row[L.SCORES] + p0, row[L.SCORES + 1] + p1, params)
         total += w
     if total > 0:

@@ -42,6 +42,7 @@ from spades_env.core.engine import _after_bidding, apply_action, legal_cards, tr
 from spades_env.core.jit import ctz, jit
 from spades_env.core.rng import below, shuffle_into
 from spades_env.core.rules import RulesConfig
+from spades_env.core.scoring import tricks_needed
 from spades_env.observation import SeatView, decode, decode_into, popcount
 
 _SPADE = 3
@@ -82,16 +83,9 @@ def _nil_alive(state, seat):
 
 
 @jit
-def _need(state, team):
-    n = state[L.NUM_SEATS]
-    contract = 0
-    got = 0
-    for s in range(team, n, 2):
-        b = state[L.BIDS + s]
-        if b != 0 and b != L.BID_BLIND_NIL and b > 0:
-            contract += b
-            got += state[L.TRICKS_WON + s]
-    return contract - got
+def _need(state, params, team):
+    """Tricks ``team`` still needs (the core's contract accounting)."""
+    return tricks_needed(state[L.BIDS : L.BIDS + 4], state[L.TRICKS_WON : L.TRICKS_WON + 4], team, state[L.NUM_SEATS], params)
 
 
 @jit
@@ -168,8 +162,8 @@ def playout_card(state, params):
     if size > 0 and cur >= 0 and cur % 2 != seat % 2 and _nil_alive(state, cur):
         if best_under >= 0:
             return best_under
-    need = _need(state, seat % 2)
-    if need > 0 or _need(state, 1 - seat % 2) > 0 and state[L.BAGS + seat % 2] < 7:
+    need = _need(state, params, seat % 2)
+    if need > 0 or _need(state, params, 1 - seat % 2) > 0 and state[L.BAGS + seat % 2] < 7:
         if size == 0:
             # cash a boss card, else lead low
             boss = -1
@@ -326,24 +320,25 @@ def blind_search(base, params, table, n_samples, rng, values):
 def exchange_search(base, params, table, cards, n_cards, n_samples, rng, totals):
     """Add into ``totals[i]`` the summed hand margin of passing ``cards[i]`` now, over deals of
     the unseen cards consistent with the exchange so far (seat 0 of the decoded row ``base``
-    is to pass). False if the exchange cannot be rebuilt from the observation (an opposing
-    Blind Nil exchange as well): the caller then uses L2's choice."""
+    is to pass). False if the exchange cannot be rebuilt from the observation: the caller then
+    uses L2's choice."""
     n = base[L.NUM_SEATS]
     k = params[L.P_EXCHANGE_CARDS]
     if n != 4 or k <= 0:
         return False
-    if base[L.BIDS + 1] == L.BID_BLIND_NIL or base[L.BIDS + 3] == L.BID_BLIND_NIL:
-        return False
     det = base.copy()
-    _after_bidding(det, params)  # the core's exchange order
+    _after_bidding(det, params)  # the core's exchange order: pairs (giver, then its partner)
     if det[L.PHASE] != L.PH_EXCHANGE:
         return False
-    done = popcount_jit(base[L.PASSED]) + popcount_jit(base[L.RECEIVED])
-    step = done // k
-    if step > 1 or det[L.EXCH_SEQ + step] != 0:
+    step = -1
+    for j in range(4):
+        if det[L.EXCH_SEQ + j] == 0:
+            step = j
+    # the steps before ours are complete; ours has passed what we passed so far
+    if step < 0 or popcount_jit(base[L.PASSED]) >= k:
         return False
     det[L.EXCH_STEP] = step
-    det[L.EXCH_LEFT] = k - done % k
+    det[L.EXCH_LEFT] = k - popcount_jit(base[L.PASSED])
     det[L.TURN] = 0
     pool = ((1 << 52) - 1) & ~base[L.HANDS]
     counts = np.zeros(5, dtype=np.int64)
