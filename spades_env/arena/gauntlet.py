@@ -19,6 +19,7 @@ from spades_env.arena.match import spec_name
 from spades_env.arena.report import _f, _pct
 from spades_env.arena.stats import summarize
 from spades_env.core.rules import RulesConfig
+from spades_env.core.validate import check_count
 
 DEFAULT_OPPONENTS = ("random", "greedy", "heuristic")
 DEFAULT_PARTNER = "heuristic"
@@ -52,7 +53,9 @@ def run_gauntlet(
     workers: int = 1,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
-    """One summary (``stats.summarize``) per matchup, each over about ``games`` units."""
+    """One summary (``stats.summarize``) per matchup, each over about ``games`` units
+    (an integer of at least 1)."""
+    check_count(games, "games")
     out = []
     for k, (team_a, team_b) in enumerate(gauntlet_matchups(policy, opponents, partner)):
         mixed = k >= len(opponents)
