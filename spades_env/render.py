@@ -122,7 +122,7 @@ def _hand_origin(place: int, count: int) -> tuple[int, int, int, int]:
     """Top-left corner of the first card and the step between cards (dx, dy)."""
     cx, cy = WIDTH // 2, HEIGHT // 2 + 20
     if place in (BOTTOM, TOP):
-        step = 26
+        step = 31
         w = CARD_W + step * max(count - 1, 0)
         y = HEIGHT - CARD_H - 22 if place == BOTTOM else 76
         return cx - w // 2, y, step, 0
