@@ -71,7 +71,9 @@ def check_output_dir(path: Any, name: str = "output folder") -> Path:
     nor lie under a file, and must be writable."""
     p = _as_path(path, name)
     if p.exists() and not p.is_dir():
-        raise InputError(f"{name} {str(p)!r} exists and is not a folder; give a folder (it is created if missing)")
+        raise InputError(
+            f"{name} {str(p)!r} exists and is not a folder; give a folder (it is created if missing)"
+        )
     base = _nearest_existing(p)
     if not base.is_dir():
         raise InputError(f"{name} {str(p)!r} cannot be created: {str(base)!r} is a file, not a folder")
