@@ -234,7 +234,7 @@ def test_loading_never_unpickles(ckpt_copy):
 
 # ---- torch stays out of spades_env -----------------------------------------------------------
 def test_spades_env_does_not_import_torch():
-    # (spades_env.vector_adapters imports stable_baselines3, hence torch, when SB3 is installed)
+    # (every module: tests/test_packaging.py; spades_env.vector_adapters builds its SB3 class lazily)
     code = (
         "import sys, spades_env, spades_env.gym_env, spades_env.checkpoint, spades_env.commands.play, "
         "spades_env.arena, spades_env.bots; print('torch' in sys.modules)"
@@ -312,7 +312,7 @@ def test_play_parse_move_and_bad_names(monkeypatch, capsys):
 
 
 def test_cli_takes_a_checkpoint_path_outside_the_checkout(smoke_run, tmp_path):
-    # `spades eval` run from elsewhere: spades_env.checkpoint finds training/ next to spades_env/
+    # `spades eval` run from elsewhere: spades_env.checkpoint loads it with NumPy, no training/ needed
     ckpt = str(smoke_run[0] / "final")
     cmd = [
         sys.executable,
