@@ -215,3 +215,31 @@ def test_only_the_packages_own_errors_become_one_line(monkeypatch, capsys):
     monkeypatch.setattr(demo, "run", bug)
     with pytest.raises(ValueError, match="an internal bug"):
         main(["demo"])
+
+
+ENCODE_SCRIPT = textwrap.dedent(
+    """
+    import numpy as np
+    from spades_env.core.game import SpadesGame
+    from spades_env.observation import OBS_SIZE, encode_observation
+
+    g = SpadesGame(seed=0)
+    for seat, size in ((-1, 771), (-1, OBS_SIZE), (4, OBS_SIZE), (100000, OBS_SIZE)):
+        try:
+            encode_observation(g.state, g.params, seat, np.zeros(size, np.float32))
+            print("ACCEPTED", seat, size)
+        except ValueError as exc:
+            print("ValueError", exc)
+    print("alive")
+    """
+)
+
+
+def test_encode_observation_with_a_bad_seat_is_an_error_not_a_crash(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-c", ENCODE_SCRIPT], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-1] == "alive" and len(lines) == 5
+    assert all(line.startswith("ValueError") for line in lines[:-1]), lines
