@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q -c constraints.txt
 STAMP := $(VENV)/.installed
 
-.PHONY: run tournament test lint bench install clean presets wheel-smoke
+.PHONY: run tournament test lint bench install clean presets wheel-smoke rllib-smoke
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -35,8 +35,23 @@ presets:
 wheel-smoke: $(STAMP)
 	.ci/wheel_smoke.sh
 
+# RLlib on a two-node Ray cluster on this machine (loopback): the wrapper tests, then 2 PPO
+# iterations with 2 env runners, env steps/s, `ray stop`. Ray lives in its own venv: ray[rllib]
+# pins gymnasium==1.2.2 (the main venv keeps the newest). Port: make rllib-smoke RAY_PORT=6390
+RLLIB_VENV ?= .venv-rllib
+RLLIB_STAMP := $(RLLIB_VENV)/.installed
+$(RLLIB_STAMP): pyproject.toml constraints.txt
+	$(PY) -m venv $(RLLIB_VENV)
+	$(RLLIB_VENV)/bin/pip install -q --upgrade pip
+	$(RLLIB_VENV)/bin/pip install -q -c constraints.txt -e ".[rllib]" pytest
+	touch $(RLLIB_STAMP)
+
+rllib-smoke: $(RLLIB_STAMP)
+	SPADES_REQUIRE_RAY=1 $(RLLIB_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/test_rllib.py
+	RLLIB_BIN=$(RLLIB_VENV)/bin bash training/rllib_smoke.sh
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/aec_throughput.py
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(RLLIB_VENV)
