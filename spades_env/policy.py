@@ -11,7 +11,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from spades_env.core.validate import InputError, check_seat
+from spades_env.core.validate import InputError, is_int
 
 
 @runtime_checkable
@@ -29,8 +29,8 @@ def learner_seats_of(learner_seats: tuple[int, ...] | list[int] | None, num_seat
     given = learner_seats if learner_seats is not None else ((0, 2) if num_seats == 4 else (0,))
     if isinstance(given, (str, bytes)) or not hasattr(given, "__iter__"):
         raise InputError(f"learner_seats must be a list of seats of 0..{num_seats - 1}, got {learner_seats!r}")
-    seats = tuple(check_seat(s, num_seats, "learner seat") for s in given)
-    if not seats or len(set(seats)) != len(seats):
+    seats = tuple(int(s) if is_int(s) else -1 for s in given)  # 1.7 and True are not seats
+    if not seats or len(set(seats)) != len(seats) or any(not 0 <= s < num_seats for s in seats):
         raise InputError(f"learner_seats must be distinct seats of 0..{num_seats - 1}, got {learner_seats!r}")
     if len({s % 2 for s in seats}) != 1:
         raise InputError(f"learner_seats must be one team (N/S or E/W), got {seats}")

@@ -328,7 +328,7 @@ def test_gym_make_with_an_unknown_opponent_fails_at_construction():
         gymnasium.make("Spades-v0", opponents="search:budget=inf")
     with pytest.raises(InputError, match="no such checkpoint"):
         gymnasium.make("Spades-v0", opponents="no/such/checkpoint")
-    with pytest.raises(InputError, match="learner seat"):
+    with pytest.raises(InputError, match="learner_seats must be distinct seats"):
         learner_seats_of([0.0, 2], 4)
 
 
