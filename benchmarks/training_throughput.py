@@ -344,7 +344,7 @@ def main() -> int:
         f"(per CPU-second {tot_cpu / sb3_cpu:.2f}x)"
     )
     if mixed:
-        line += f", the config's opponent mix {rates(mixed)[0] / sb3_learner:.2f}x"
+        line += f"; the config's opponent mix (every decision, scripted seats' too) {rates(mixed)[0] / sb3_learner:.2f}x"
     print(line + f"; decisions simulated per second (all seats): {tot / sb3_all:.2f}x (target >= 2x)")
 
     # ---- against the matmul rate (self-play) ----

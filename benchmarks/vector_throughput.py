@@ -374,6 +374,13 @@ def main(argv: list[str] | None = None) -> int:
             f"prange/{T} / prange/1 {pT / p1:.2f}x (threads)"
         )
     if have_os:
+        ref = med(("openspiel", "1 proc"), "cpu")
+        lo = max(med(("outside", n, B), "cpu") for n in one for B in args.sizes)
+        ins = max(med(("inside", n, B), "cpu") for n in one for B in args.sizes)
+        print(
+            f"per CPU-second (1 core; less affected by other load): outside-core loop / OpenSpiel C++ "
+            f"{lo / ref:.2f}x, inside-core / OpenSpiel C++ {ins / ref:.2f}x"
+        )
         print(f"outside-core loop / OpenSpiel Python+obs (1 core): {best('outside', one)[0] / med(py):.0f}x")
     B = max(args.sizes)
     state_mb = B * L.STATE_SIZE * 8 / 2**20
