@@ -157,6 +157,13 @@ def test_exported_module_plays_as_a_policy(rl, tmp_path):
         (functools.partial(load_rllib_policy, out),) * 2, ("random", "random"), 1, seed=0, fmt="hand"
     )
     assert len(boards) == 1
+    # from an RLlib checkpoint directory (the layout Algorithm.save_to_path writes)
+    module.save_to_path(str(tmp_path / "ckpt" / "learner_group" / "learner" / "rl_module" / "shared"))
+    again = load_rllib_policy(export_module(tmp_path / "ckpt", "shared", tmp_path / "again", hidden=(16,)))
+    with torch.no_grad():
+        torch.testing.assert_close(again.module.forward_inference(batch())["action_dist_inputs"], want)
+    with pytest.raises(FileNotFoundError, match="team_ns"):
+        export_module(tmp_path / "ckpt", "team_ns", tmp_path / "nope", hidden=(16,))
     (tmp_path / "shared" / "meta.json").write_text('{"format": "other"}')
     with pytest.raises(ValueError, match="format"):
         load_rllib_policy(out)

@@ -56,7 +56,7 @@ def export_module(
     if isinstance(source, (str, Path)):
         from ray.rllib.core.rl_module.rl_module import RLModule
 
-        path = Path(source) / "learner_group" / "learner" / "rl_module" / module_id
+        path = Path(source).resolve() / "learner_group" / "learner" / "rl_module" / module_id
         if not path.is_dir():
             raise FileNotFoundError(f"{source}: no module {module_id!r} in this RLlib checkpoint ({path})")
         module = RLModule.from_checkpoint(path)
