@@ -242,7 +242,13 @@ class raw_env(AECEnv):
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: _Discrete(NUM_ACTIONS) for a in self.possible_agents}
-        self.state_space = spaces.Box(-np.inf, np.inf, (STATE_VEC_SIZE,), dtype=np.float32)
+        # the state: seat 0's observation, then every seat's hand and discards (bits)
+        tail = STATE_VEC_SIZE - OBS_SIZE
+        self.state_space = spaces.Box(
+            np.concatenate([low, np.zeros(tail, np.float32)]),
+            np.concatenate([high, np.ones(tail, np.float32)]),
+            dtype=np.float32,
+        )
         self.game: SpadesGame | None = None
         self.agents: list[str] = []
         self._seeder = np.random.default_rng()

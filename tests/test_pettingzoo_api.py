@@ -79,3 +79,14 @@ def test_rgb_array(viewer):
         e.step(int(np.flatnonzero(obs["action_mask"])[0]))
     frame = e.render()
     assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+
+
+def test_state_space_holds_every_state():
+    e = spades_env.env(rules={"max_hands": 3})
+    e.reset(seed=6)
+    space = e.unwrapped.state_space
+    assert np.isfinite(space.low).all() and np.isfinite(space.high).all()
+    for _agent in e.agent_iter():
+        obs, _, term, trunc, _ = e.last()
+        assert space.contains(e.unwrapped.state())
+        e.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[-1]))
