@@ -144,3 +144,26 @@ def test_record_video(tmp_path):
     env.close()
     videos = list((tmp_path / "videos").glob("*.mp4"))
     assert videos and videos[0].stat().st_size > 1000
+
+
+def test_plain_id_in_spawned_workers_of_a_script(tmp_path):
+    # a script that imports spades_env: spawn re-imports it in each worker, so "Spades-v0" is found
+    pytest.importorskip("stable_baselines3")
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from stable_baselines3.common.env_util import make_vec_env\n"
+        "from stable_baselines3.common.vec_env import SubprocVecEnv\n"
+        "import spades_env  # noqa: F401\n"
+        "if __name__ == '__main__':\n"
+        "    venv = make_vec_env('Spades-v0', n_envs=2, vec_env_cls=SubprocVecEnv,\n"
+        "                        vec_env_kwargs={'start_method': 'spawn'}, env_kwargs={'rules': {'max_hands': 1}})\n"
+        "    obs = venv.reset()\n"
+        "    masks = np.array(venv.env_method('action_masks'))\n"
+        "    venv.step(np.array([np.flatnonzero(m)[0] for m in masks]))\n"
+        "    venv.close()\n"
+        "    print('ok', obs.shape[0])\n"
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ok", "2"]
