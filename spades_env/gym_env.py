@@ -27,9 +27,10 @@ names (``"heuristic"``), or ``None`` for random players; names get seeds from ``
 The rules run in :mod:`spades_env.core` through :class:`~spades_env.core.game.SpadesGame`;
 this module holds no rules and never imports torch.
 
-``import spades_env`` registers ``Spades-v0``. Gymnasium 1.x loads no plugins, so in a process
-that has not imported the package (a ``SubprocVecEnv`` worker started with ``spawn``) use the
-id ``"spades_env:Spades-v0"``, which imports it first; Gymnasium's and SB3's ``check_env`` pass
+``import spades_env`` registers ``Spades-v0``. Gymnasium 1.x loads no plugins; a worker started
+with ``spawn`` re-imports the main script (so a script that imports ``spades_env`` is fine), and
+where the main module does not import it (a notebook, pytest) the id ``"spades_env:Spades-v0"``
+imports the package first; Gymnasium's and SB3's ``check_env`` pass
 (``tests/test_gym_env.py``).
 """
 
