@@ -96,7 +96,10 @@ def main() -> None:
     print(f"frame {frame.shape[1]}x{frame.shape[0]} RGB; best of {args.repeat} x {args.seconds:g} s")
     rows: list[tuple[str, Callable[[], Callable[[], None]]]] = [
         ("spades_env.render.render_rgb (picture only)", picture_only),
-        ("spades_env.env(render_mode='rgb_array')", lambda: aec(lambda: spades_env.env(render_mode="rgb_array"))),
+        (
+            "spades_env.env(render_mode='rgb_array')",
+            lambda: aec(lambda: spades_env.env(render_mode="rgb_array")),
+        ),
         ("gymnasium.make('Spades-v0', render_mode='rgb_array')", gym),
     ]
     try:
@@ -104,7 +107,10 @@ def main() -> None:
         from pettingzoo.classic import texas_holdem_v4
 
         rows.append(
-            ("pettingzoo texas_holdem_v4 (pygame, peer)", lambda: aec(lambda: texas_holdem_v4.env(render_mode="rgb_array")))
+            (
+                "pettingzoo texas_holdem_v4 (pygame, peer)",
+                lambda: aec(lambda: texas_holdem_v4.env(render_mode="rgb_array")),
+            )
         )
     except ImportError as exc:
         print(f"(peer texas_holdem_v4 skipped: {exc})")
