@@ -69,6 +69,7 @@ def test_turn_based_steps_match_the_aec_env(rl):
             np.testing.assert_array_equal(o["observations"], ref["observation"])
             np.testing.assert_array_equal(o["action_mask"], ref["action_mask"].astype(np.float32))
             assert o["action_mask"].dtype == np.float32 and o["observations"].dtype == np.float32
+            assert env.observation_spaces[agent].contains(o)
             action = int(rng.choice(np.flatnonzero(o["action_mask"])))
             obs, rew, term, trunc, _ = env.step({agent: action})
             aec.step(action)
