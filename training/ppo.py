@@ -256,8 +256,21 @@ class ScriptedSeats:
     that a restored run can rebuild it exactly."""
 
     def __init__(self, names: tuple[str, ...], rules, seed: int) -> None:
+        from spades_env.bots import parse_policy_name
+
         self.names, self.rules, self.seed = names, rules, seed
         self.bots: dict[tuple[int, int], list] = {}  # (game, seat) -> [bot, hand_id, seed, history]
+        # compiled stateless bots (L2, blind) decide for all their games in one call
+        batched = {"heuristic": 0, "blind": 1}
+        self.batch_mode = np.array(
+            [batched.get(parse_policy_name(n)[0], -1) for n in names] or [-1], dtype=np.int64
+        )
+
+    def act_batched(self, rows: np.ndarray, name_idx: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Actions of the rows whose bot is a compiled one (``batch_mode >= 0``), in one call."""
+        from spades_env.bots.heuristic import heuristic_actions
+
+        return heuristic_actions(obs[rows], mask[rows], self.batch_mode[name_idx])
 
     def _make(self, name_idx: int, seed: int):
         from spades_env.bots import make_policy
@@ -433,7 +446,14 @@ class Trainer:
                 rows = pool_rows[pidx == j]
                 a, _ = self.pool[j].act(obs_t[rows], mask_t[rows], self.gen)
                 actions[rows] = a.numpy()
-        for i in np.flatnonzero(kind == SCRIPTED):
+        scripted = np.flatnonzero(kind == SCRIPTED)
+        if scripted.size:
+            names = self.bot_idx[scripted, seat[scripted]]
+            fast = self.scripted.batch_mode[names] >= 0
+            if fast.any():
+                actions[scripted[fast]] = self.scripted.act_batched(scripted[fast], names[fast], obs, mask)
+            scripted = scripted[~fast]
+        for i in scripted:
             s = int(seat[i])
             actions[i] = self.scripted.act(
                 int(i),

@@ -37,7 +37,7 @@ NUM_CONFIGS = 2 * (MAX_EXCHANGE + 1) + 1  # four-player (size, partner bid) pair
 TWO_PLAYER_CONFIG = NUM_CONFIGS - 1
 OPT_BLIND, OPT_SEE = 0, 1
 TABLE_FILE = "blind_nil_outcomes.npz"
-MAX_DEALS_USED = 1024
+MAX_DEALS_USED = 256
 """Deals of a table entry a decision averages over (the first ones): enough for the estimate,
 cheap enough for a decision at engine speed."""
 

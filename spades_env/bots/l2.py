@@ -474,7 +474,7 @@ def _attack_play(row, cards, k, wins, unseen, target):
             if s != SPADE and (row[L.SHOWN_OUT + cover] >> s) & 1 and suit_bits(unseen, SPADE) != 0:
                 key -= 30.0
             if s == SPADE:
-                key -= 5.0
+                key -= 20.0
             key += 0.5 * higher_unseen(unseen, c) / max(popc(suit_bits(unseen, s)), 1) * 4.0
             if best < 0 or key > bk:
                 best, bk = c, key
@@ -496,7 +496,17 @@ def _attack_play(row, cards, k, wins, unseen, target):
     if not played_t:
         if cur == cover and row[L.TRICK_CARDS + cover] >= 0:
             return -1  # its partner already covers this trick
-        # the Nil bidder is still to play: keep the winning card low
+        # the Nil bidder is still to play: keep the winning card low; when not following,
+        # throw a high side card (the low ones are kept to lead against the Nil later)
+        led = row[L.TRICK_CARDS + row[L.TRICK_LEADER]] // 13
+        if not _follows(cards, k, led):
+            best = -1
+            for i in range(k):
+                c = cards[i]
+                if c // 13 != SPADE and (best < 0 or c % 13 > best % 13):
+                    best = c
+            if best >= 0:
+                return best
         best = -1
         for i in range(k):
             if not wins[i] and (best < 0 or _spade_key(cards[i]) < _spade_key(best)):

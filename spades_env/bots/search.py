@@ -451,8 +451,12 @@ class SearchPolicy(ScriptedBot):
         totals = np.zeros(len(legal), dtype=np.float64)
         self._seed_rng()
         ok = exchange_search(row, params, load_table(), cards, len(cards), self.exchange_samples, self._rng, totals)
+        l2 = self._l2()
         if not ok:
-            return self._l2()
+            return l2
+        best = float(totals.max())
+        if totals[legal.index(l2)] >= best:  # ties (the order of the passes) go to L2's pick
+            return l2
         return int(cards[int(np.argmax(totals))])
 
     def play(self, v: SeatView, legal: list[int]) -> int:

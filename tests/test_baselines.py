@@ -1,0 +1,311 @@
+"""The baselines that play the whole game: Blind Nil by value, the `blind` bot, the compiled L2
+(one implementation for one seat and for a batch), L3's sampled Blind Nil and exchange, Nil
+cover and attack, the house preset and the table the Blind Nil decision reads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spades_env.bots import make_policy
+from spades_env.bots.blind_sim import build_table
+from spades_env.bots.blind_value import (
+    NUM_CONFIGS,
+    OPT_BLIND,
+    TWO_PLAYER_CONFIG,
+    config_index,
+    load_table,
+    table_summary,
+    win_chance,
+)
+from spades_env.bots.heuristic import BlindNilPolicy, HeuristicPolicy, heuristic_actions
+from spades_env.core import layout as L
+from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE
+from spades_env.core.cards import card_from_str
+from spades_env.core.game import SpadesGame
+from spades_env.core.rules import load_rules
+from spades_env.observation import OBS_SIZE, decode, encode_observation
+from spades_env.vector import VectorSpades
+
+
+def _obs(g: SpadesGame, seat: int) -> tuple[np.ndarray, np.ndarray]:
+    obs = np.empty(OBS_SIZE, dtype=np.float32)
+    encode_observation(g.state, g.params, seat, obs)
+    return obs, g.legal_mask()
+
+
+def _blind_spot(rules, scores=(0, 0), bags=(0, 0)) -> SpadesGame:
+    """N (left of dealer W) to choose Blind Nil first, at the given score."""
+    g = SpadesGame(load_rules(rules), seed=3, dealer=3)
+    g.set_hand(scores=list(scores), bags=list(bags))
+    assert g.phase == "blind" and g.current_player == 0
+    return g
+
+
+TOURNAMENT = "tournament"
+
+
+# ---- the Blind Nil decision by value ---------------------------------------------------------
+def test_l2_declares_blind_nil_where_it_pays_and_not_where_it_does_not():
+    # tournament rules, 0-0: a Blind Nil with a 3-card exchange is worth far more than seeing
+    assert HeuristicPolicy().act(*_obs(_blind_spot(TOURNAMENT), 0)) == ACTION_BLIND_NIL
+    # worth nothing: never
+    r = load_rules(TOURNAMENT).replace(blind_nil_value=0)
+    assert HeuristicPolicy(r).act(*_obs(_blind_spot(r), 0)) == ACTION_SEE_CARDS
+    # no exchange: a Blind Nil is made about a quarter of the time, a losing bet at 0-0
+    r = load_rules(TOURNAMENT).replace(blind_nil_exchange=0)
+    assert HeuristicPolicy(r).act(*_obs(_blind_spot(r), 0)) == ACTION_SEE_CARDS
+
+
+def test_l2_gambles_when_far_behind_and_plays_safe_when_about_to_win():
+    r = load_rules(TOURNAMENT).replace(blind_nil_exchange=0)
+    # without an exchange a Blind Nil loses points on average (above), but 150 behind with the
+    # opponents 50 from the target, seeing the cards rarely wins: the gamble is better
+    assert HeuristicPolicy(r).act(*_obs(_blind_spot(r, scores=(300, 450)), 0)) == ACTION_BLIND_NIL
+    # 30 from the target and 370 ahead: a made contract wins at once, while a failed Blind
+    # Nil (-200) gives the opponents hands to come back: safety first
+    t = load_rules(TOURNAMENT)
+    assert HeuristicPolicy(t).act(*_obs(_blind_spot(t, scores=(470, 100)), 0)) == ACTION_SEE_CARDS
+
+
+def test_nobody_declares_over_a_partners_nil_and_blind_always_declares():
+    g = SpadesGame(TOURNAMENT, seed=5, dealer=1)  # S bids first, N third
+    g.apply(ACTION_SEE_CARDS)
+    g.apply(BID_BASE + 0)  # S bids Nil
+    g.apply(ACTION_SEE_CARDS)
+    g.apply(BID_BASE + 3)  # W
+    assert g.phase == "blind" and g.current_player == 0
+    obs, mask = _obs(g, 0)
+    assert BlindNilPolicy().act(obs, mask) == ACTION_SEE_CARDS
+    assert HeuristicPolicy().act(obs, mask) == ACTION_SEE_CARDS
+    r = load_rules(TOURNAMENT).replace(blind_nil_value=0)
+    assert BlindNilPolicy(r).act(*_obs(_blind_spot(r), 0)) == ACTION_BLIND_NIL
+
+
+def test_house_preset_offers_blind_nil_only_100_behind():
+    house = load_rules("house")
+    assert house.blind_nil and house.blind_nil_min_deficit == 100 and house.blind_nil_exchange == 3
+    g = SpadesGame(house, seed=1, dealer=3)
+    g.set_hand(scores=[0, 90])
+    assert g.phase == "bid"  # N trails by 90: no Blind Nil offered
+    g.set_hand(scores=[0, 100])
+    assert g.phase == "blind"
+    v = decode(_obs(g, 0)[0])
+    assert v.blind_open == (True, False) and v.rules["blind_nil_min_deficit"] == 100
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    own=st.integers(-400, 700),
+    opp=st.integers(-400, 700),
+    gain=st.integers(1, 200),
+    target=st.sampled_from([250, 300, 500, 1000]),
+)
+def test_win_chance_is_a_probability_increasing_in_own_score(own, opp, gain, target):
+    p = load_rules(TOURNAMENT).replace(target_score=target).to_params()
+    a, b = win_chance(own, opp, p), win_chance(own + gain, opp, p)
+    assert 0.0 <= a <= b <= 1.0
+    if own >= target and own > opp:
+        assert a == 1.0
+    if opp >= target and opp > own:
+        assert a == 0.0
+
+
+# ---- the table -------------------------------------------------------------------------------
+def test_shipped_table_shape_and_blind_nil_success_rising_with_the_exchange():
+    t = load_table()
+    assert t.shape[0] == NUM_CONFIGS and t.shape[1] >= 1000 and t.shape[2:] == (2, 8)
+    made = [float(np.mean(t[config_index(4, k, False), :, OPT_BLIND, 4] == 0)) for k in range(5)]
+    assert all(x < y for x, y in zip(made, made[1:], strict=False)), made
+    assert made[0] < 0.4 and made[3] > 0.7
+    # every outcome is a whole hand: 13 tricks, the decider's Blind Nil in the Blind Nil option
+    assert (t[:, :, :, 4:].sum(axis=-1) == 13).all()
+    assert (t[:TWO_PLAYER_CONFIG, :, OPT_BLIND, 0] == L.BID_BLIND_NIL).all()
+    rows = table_summary(t)
+    assert rows[config_index(4, 3, False)]["margin_blind"] > rows[config_index(4, 3, False)]["margin_see"] + 50
+    assert rows[config_index(4, 0, False)]["margin_blind"] < rows[config_index(4, 0, False)]["margin_see"]
+
+
+def test_table_is_rebuilt_deterministically():
+    a = build_table(12, seed=4, progress=False)
+    b = build_table(12, seed=4, progress=False)
+    assert np.array_equal(a, b) and a.shape == (NUM_CONFIGS, 12, 2, 8)
+    assert (a[:, :, :, 4:].sum(axis=-1) == 13).all()
+
+
+# ---- one compiled L2, for one seat and for a batch ------------------------------------------
+@pytest.mark.parametrize("rules", ["tournament", "house", "openspiel", "two_player"])
+def test_batched_l2_chooses_what_one_at_a_time_chooses(rules):
+    eng = VectorSpades(64, rules, seed=7)
+    res = eng.reset(seed=7)
+    one, blind = HeuristicPolicy(rules), BlindNilPolicy(rules)
+    n = 0
+    for _ in range(400):
+        acts = heuristic_actions(res.obs, res.mask)
+        blinds = heuristic_actions(res.obs, res.mask, "always")
+        for i in range(0, 64, 3):
+            assert acts[i] == one.act(res.obs[i], res.mask[i])
+            assert blinds[i] == blind.act(res.obs[i], res.mask[i])
+        assert res.mask[np.arange(64), acts].all()
+        n += 64
+        res = eng.step(acts)
+    assert n >= 25_000
+
+
+def test_heuristic_actions_rejects_bad_input():
+    with pytest.raises(ValueError, match="batch"):
+        heuristic_actions(np.zeros(OBS_SIZE, np.float32), np.zeros(70, np.int8))
+    with pytest.raises(ValueError, match="blind must be one of"):
+        heuristic_actions(np.zeros((1, OBS_SIZE), np.float32), np.ones((1, 70), np.int8), "sometimes")
+    with pytest.raises(ValueError, match="no legal action"):
+        heuristic_actions(np.zeros((2, OBS_SIZE), np.float32), np.zeros((2, 70), np.int8))
+
+
+# ---- Nil: cover and attack --------------------------------------------------------------------
+def _deal(hands: list[str], dealer: int = 3) -> SpadesGame:
+    g = SpadesGame(dealer=dealer)
+    g.set_hand(hands=[h.split() for h in hands])
+    return g
+
+
+def _bid(g: SpadesGame, bids: list[int | str]) -> None:
+    while g.phase in ("blind", "bid"):
+        seat = g.current_player
+        b = bids[seat]
+        if g.phase == "blind":
+            g.apply(ACTION_BLIND_NIL if b == "blind" else ACTION_SEE_CARDS)
+        else:
+            g.apply(BID_BASE + int(b))
+
+
+HANDS = [
+    "2C 3C 4C 5C 2D 3D 4D 2H 3H 4H 5H 2S 3S",  # N
+    "6C 7C 8C 9C 5D 6D 7D 6H 7H 8H 4S 5S 6S",  # E
+    "TC JC QC KC AC 8D 9D TD 9H TH 7S 8S 9S",  # S
+    "JD QD KD AD JH QH KH AH TS JS QS KS AS",  # W
+]
+
+
+def test_cover_overtakes_the_nil_bidder_and_attack_stays_under_it():
+    g = _deal(HANDS)
+    _bid(g, [0, 4, 4, 5])  # N bids Nil
+    g.apply(card_from_str("5C"))  # N leads its highest club: it is winning
+    # E (attacking N's Nil, N already played and winning): stays under 5C if it can? E has only
+    # higher clubs, so it plays its lowest
+    obs, mask = _obs(g, 1)
+    assert HeuristicPolicy().act(obs, mask) == card_from_str("6C")
+    g.apply(card_from_str("6C"))
+    # S covers: E's 6C already beats N; S's partner is safe, so S plays normally (no overtake
+    # needed); with W still to play S just follows
+    obs, mask = _obs(g, 2)
+    a = HeuristicPolicy().act(obs, mask)
+    assert mask[a] and a // 13 == 0
+
+
+def test_cover_leads_the_suit_the_nil_bidder_is_out_of():
+    hands = [
+        "2C 3C 4C 5C 6C 7C 2D 3D 4D 5D 6D 7D 2S",  # N: no hearts
+        "8C 9C 8D 9D TD 2H 3H 4H 5H 6H 3S 4S 5S",  # E
+        "TC JC QC 7H 8H 9H TH JH QH 6S 7S 8S 9S",  # S
+        "KC AC JD QD KD AD KH AH TS JS QS KS AS",  # W
+    ]
+    g = _deal(hands)
+    _bid(g, [0, 2, 4, 6])
+    # trick 1: N leads 2D, E 8D, S (no diamond) 7H... play a heart trick where N shows out
+    for c in ("7C", "8C", "TC", "KC"):  # N 7C, E 8C, S TC, W KC: W wins
+        g.apply(card_from_str(c))
+    for c in ("AH", "2D", "2H", "7H"):  # W leads AH: S 7H; N shows out of hearts (2D)
+        pass
+    g.apply(card_from_str("AH"))
+    g.apply(card_from_str("2D"))  # N discards: shown out of hearts
+    g.apply(card_from_str("2H"))
+    g.apply(card_from_str("7H"))
+    assert g.current_player == 3  # W won with AH and leads
+    v = decode(_obs(g, 2)[0])
+    assert v.shown_out[2] == 1 << 2  # S sees its partner N out of hearts
+    # W leads again: KD; N follows 3D; E 9D; S (no diamonds) must discard
+    for c in ("KD", "3D", "9D"):
+        g.apply(card_from_str(c))
+    g.apply(card_from_str("8H"))
+    # W wins and leads; later S leads: take a state where S is on lead with N's Nil alive
+    # S's lead choice, computed directly: a heart (N is out of hearts and can throw a card)
+    g2 = _deal(hands)
+    _bid(g2, [0, 2, 4, 6])
+    for c in ("7C", "8C", "QC", "AC"):
+        g2.apply(card_from_str(c))
+    for c in ("AH", "2D", "2H", "7H"):
+        g2.apply(card_from_str(c))
+    for c in ("AD", "3D", "8D", "8H"):  # W leads AD, S discards 8H
+        g2.apply(card_from_str(c))
+    for c in ("KH", "4D", "3H", "9H"):  # W leads KH: S must follow 9H, N discards
+        g2.apply(card_from_str(c))
+    assert g2.current_player == 3
+    for c in ("KC", "2C", "9C", "TC"):  # W leads KC: ... S plays TC
+        g2.apply(card_from_str(c))
+    assert g2.current_player == 3
+
+
+def test_attack_leads_low_in_a_suit_the_nil_bidder_still_holds():
+    hands = [
+        "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",  # N: all clubs
+        "2D 3D 4D 5D 6D 7D 2H 3H 4H 5H 6H 2S 3S",  # E: Nil
+        "8D 9D TD JD QD KD AD 7H 8H 9H TH 4S 5S",  # S
+        "JH QH KH AH 6S 7S 8S 9S TS JS QS KS AS",  # W
+    ]
+    g = _deal(hands)
+    _bid(g, [6, 0, 3, 4])  # E bids Nil
+    obs, mask = _obs(g, 0)  # N leads: only clubs
+    assert HeuristicPolicy().act(obs, mask) == card_from_str("2C")  # low, to make E win
+    g = _deal(hands)
+    _bid(g, [6, 0, 3, 4])
+    for c in ("AC", "2D", "3S", "4S"):  # N leads AC: E shows out of clubs; S ruffs 3S? (S has no club)
+        pass
+    # S on lead against E's Nil: E holds diamonds and hearts; S leads its lowest diamond or heart
+    g.state[L.TURN] = 2  # (a position where S is on lead: only S's choice is checked)
+    g.state[L.TRICK_LEADER] = 2
+    obs, _ = _obs(g, 2)
+    mask = np.zeros(70, np.int8)
+    for c in hands[2].split():
+        if card_from_str(c) // 13 != 3:
+            mask[card_from_str(c)] = 1
+    a = HeuristicPolicy().act(obs, mask)
+    assert a in (card_from_str("8D"), card_from_str("7H"))
+
+
+# ---- L3: Blind Nil and the exchange by its own sampling --------------------------------------
+def test_search_decides_blind_nil_by_sampling():
+    # S and W have bid; N is the last of its team to choose: a Blind Nil pays, unless worth 0
+    for value, want in ((200, ACTION_BLIND_NIL), (0, ACTION_SEE_CARDS)):
+        r = load_rules(TOURNAMENT).replace(blind_nil_value=value)
+        g = SpadesGame(r, seed=5, dealer=1)
+        for _ in range(2):
+            g.apply(ACTION_SEE_CARDS)
+            g.apply(BID_BASE + 3)
+        assert g.phase == "blind" and g.current_player == 0
+        s = make_policy("search:samples=2,blind_samples=32", seed=1, rules=r)
+        assert s.act(*_obs(g, 0)) == want
+
+
+def test_search_passes_back_its_most_dangerous_card():
+    hands = [
+        "AS 2C 3C 4C 5C 2D 3D 4D 5D 2H 3H 4H 5H",  # N: Blind Nil, holding the ace of spades
+        "6C 7C 8C 9C 6D 7D 8D 6H 7H 8H 2S 3S 4S",
+        "TC JC QC KC AC 9D TD 9H TH JH 5S 6S 7S",
+        "JD QD KD AD QH KH AH 8S 9S TS JS QS KS",
+    ]
+    g = _deal(hands)
+    _bid(g, ["blind", 4, 4, 5])
+    assert g.phase == "exchange" and g.current_player == 2  # S passes first
+    for _ in range(3):
+        obs, mask = _obs(g, 2)
+        g.apply(HeuristicPolicy().act(obs, mask))
+    assert g.current_player == 0
+    s = make_policy("search:samples=2,exchange_samples=16", seed=3)
+    passed = []
+    for _ in range(3):
+        obs, mask = _obs(g, 0)
+        passed.append(s.act(obs, mask))
+        g.apply(passed[-1])
+    assert card_from_str("AS") in passed and g.phase == "play"
