@@ -204,74 +204,46 @@ def test_cover_overtakes_the_nil_bidder_and_attack_stays_under_it():
     assert mask[a] and a // 13 == 0
 
 
+def _lead_row(hand: str, bids: list[int], shown_out: list[int], played: list[str] = ()) -> np.ndarray:
+    """A decoded row (the observer is seat 0, on lead in trick play)."""
+    from spades_env.core.cards import mask_from_cards
+
+    row = np.zeros(L.STATE_SIZE, dtype=np.int64)
+    row[L.NUM_SEATS], row[L.PHASE], row[L.TURN] = 4, L.PH_PLAY, 0
+    row[L.HANDS] = mask_from_cards(card_from_str(c) for c in hand.split())
+    for s in range(4):
+        row[L.BIDS + s] = bids[s]
+        row[L.TRICK_CARDS + s] = L.NO_CARD
+        row[L.SHOWN_OUT + s] = shown_out[s]
+    row[L.PLAYED + 1] = mask_from_cards(card_from_str(c) for c in played)
+    row[L.SPADES_BROKEN] = 1
+    return row
+
+
 def test_cover_leads_the_suit_the_nil_bidder_is_out_of():
-    hands = [
-        "2C 3C 4C 5C 6C 7C 2D 3D 4D 5D 6D 7D 2S",  # N: no hearts
-        "8C 9C 8D 9D TD 2H 3H 4H 5H 6H 3S 4S 5S",  # E
-        "TC JC QC 7H 8H 9H TH JH QH 6S 7S 8S 9S",  # S
-        "KC AC JD QD KD AD KH AH TS JS QS KS AS",  # W
-    ]
-    g = _deal(hands)
-    _bid(g, [0, 2, 4, 6])
-    # trick 1: N leads 2D, E 8D, S (no diamond) 7H... play a heart trick where N shows out
-    for c in ("7C", "8C", "TC", "KC"):  # N 7C, E 8C, S TC, W KC: W wins
-        g.apply(card_from_str(c))
-    for c in ("AH", "2D", "2H", "7H"):  # W leads AH: S 7H; N shows out of hearts (2D)
-        pass
-    g.apply(card_from_str("AH"))
-    g.apply(card_from_str("2D"))  # N discards: shown out of hearts
-    g.apply(card_from_str("2H"))
-    g.apply(card_from_str("7H"))
-    assert g.current_player == 3  # W won with AH and leads
-    v = decode(_obs(g, 2)[0])
-    assert v.shown_out[2] == 1 << 2  # S sees its partner N out of hearts
-    # W leads again: KD; N follows 3D; E 9D; S (no diamonds) must discard
-    for c in ("KD", "3D", "9D"):
-        g.apply(card_from_str(c))
-    g.apply(card_from_str("8H"))
-    # W wins and leads; later S leads: take a state where S is on lead with N's Nil alive
-    # S's lead choice, computed directly: a heart (N is out of hearts and can throw a card)
-    g2 = _deal(hands)
-    _bid(g2, [0, 2, 4, 6])
-    for c in ("7C", "8C", "QC", "AC"):
-        g2.apply(card_from_str(c))
-    for c in ("AH", "2D", "2H", "7H"):
-        g2.apply(card_from_str(c))
-    for c in ("AD", "3D", "8D", "8H"):  # W leads AD, S discards 8H
-        g2.apply(card_from_str(c))
-    for c in ("KH", "4D", "3H", "9H"):  # W leads KH: S must follow 9H, N discards
-        g2.apply(card_from_str(c))
-    assert g2.current_player == 3
-    for c in ("KC", "2C", "9C", "TC"):  # W leads KC: ... S plays TC
-        g2.apply(card_from_str(c))
-    assert g2.current_player == 3
+    from spades_env.bots.l2 import choose_card
+
+    params = load_rules(TOURNAMENT).to_params()
+    hand = "TC JC 7H 8H 9H 4D 5D 6S 7S"
+    # partner (2) bid Nil and has shown out of hearts: lead a heart, it throws a dangerous card
+    row = _lead_row(hand, [4, 2, 0, 6], [0, 0, 1 << 2, 0])
+    assert choose_card(row, params, int(row[L.HANDS])) // 13 == 2
+    # ...but not when an opponent is out of hearts too and spades are still out (it would ruff)
+    row = _lead_row(hand, [4, 2, 0, 6], [0, 1 << 2, 1 << 2, 0])
+    assert choose_card(row, params, int(row[L.HANDS])) // 13 != 2
 
 
 def test_attack_leads_low_in_a_suit_the_nil_bidder_still_holds():
-    hands = [
-        "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",  # N: all clubs
-        "2D 3D 4D 5D 6D 7D 2H 3H 4H 5H 6H 2S 3S",  # E: Nil
-        "8D 9D TD JD QD KD AD 7H 8H 9H TH 4S 5S",  # S
-        "JH QH KH AH 6S 7S 8S 9S TS JS QS KS AS",  # W
-    ]
-    g = _deal(hands)
-    _bid(g, [6, 0, 3, 4])  # E bids Nil
-    obs, mask = _obs(g, 0)  # N leads: only clubs
-    assert HeuristicPolicy().act(obs, mask) == card_from_str("2C")  # low, to make E win
-    g = _deal(hands)
-    _bid(g, [6, 0, 3, 4])
-    for c in ("AC", "2D", "3S", "4S"):  # N leads AC: E shows out of clubs; S ruffs 3S? (S has no club)
-        pass
-    # S on lead against E's Nil: E holds diamonds and hearts; S leads its lowest diamond or heart
-    g.state[L.TURN] = 2  # (a position where S is on lead: only S's choice is checked)
-    g.state[L.TRICK_LEADER] = 2
-    obs, _ = _obs(g, 2)
-    mask = np.zeros(70, np.int8)
-    for c in hands[2].split():
-        if card_from_str(c) // 13 != 3:
-            mask[card_from_str(c)] = 1
-    a = HeuristicPolicy().act(obs, mask)
-    assert a in (card_from_str("8D"), card_from_str("7H"))
+    from spades_env.bots.l2 import choose_card
+
+    params = load_rules(TOURNAMENT).to_params()
+    hand = "2C 9C KC 3D QD 4H AH 8S"
+    # the left-hand opponent (1) bid Nil, and has shown out of clubs: lead a low diamond or heart
+    row = _lead_row(hand, [3, 0, 3, 5], [0, 1 << 0, 0, 0])
+    assert choose_card(row, params, int(row[L.HANDS])) in (card_from_str("3D"), card_from_str("4H"))
+    # without the void the lowest card of all, the 2 of clubs
+    row = _lead_row(hand, [3, 0, 3, 5], [0, 0, 0, 0])
+    assert choose_card(row, params, int(row[L.HANDS])) == card_from_str("2C")
 
 
 # ---- L3: Blind Nil and the exchange by its own sampling --------------------------------------

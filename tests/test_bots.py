@@ -121,7 +121,7 @@ def _redeal_unseen(state: np.ndarray, seat: int, rng: np.random.Generator) -> np
     return alt
 
 
-@pytest.mark.parametrize("bot", ["greedy", "heuristic", "search:samples=4"])
+@pytest.mark.parametrize("bot", ["greedy", "heuristic", "blind", "search:samples=4"])
 def test_bots_see_only_their_observation(bot):
     rng = np.random.default_rng(3)
     g = SpadesGame(load_rules({"max_hands": 2}), seed=11)

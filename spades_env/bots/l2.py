@@ -356,7 +356,7 @@ def _opp_may_ruff(row, unseen, suit):
 def _opps_void(row, unseen, suit):
     if suit_bits(unseen, SPADE) == 0:
         return False
-    return ((row[L.SHOWN_OUT + 1] | row[L.SHOWN_OUT + 3]) >> suit) & 1 == 1
+    return (((row[L.SHOWN_OUT + 1] | row[L.SHOWN_OUT + 3]) >> suit) & 1) == 1
 
 
 @jit
