@@ -14,7 +14,9 @@ name                       bot
                            decision), ``max_samples``, ``noise`` (per mille of random
                            playout cards, default 100), ``blind_samples`` (deals for the
                            Blind Nil choice, default 48), ``exchange_samples`` (deals per
-                           card to pass, default 12), e.g. ``search:budget=0.1``,
+                           card to pass, default 12), ``playout_l2`` (1: play the hand
+                           out with compiled L2 seats instead of the fast playout policy),
+                           e.g. ``search:budget=0.1``,
                            ``search:samples=20``
 ``cheat``                  L4: the same search on the true deal; evaluation only, NOT a
                            legal policy: it must be bound to the game (see CheatingPolicy)
@@ -43,6 +45,7 @@ _SEARCH_OPTIONS: dict[str, type] = {
     "noise": int,
     "blind_samples": int,
     "exchange_samples": int,
+    "playout_l2": int,
 }
 _OPTIONS: dict[str, dict[str, type]] = {
     "random": {},
@@ -60,6 +63,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "samples": (1, 1_000_000),
     "max_samples": (1, 1_000_000),
     "noise": (0, 1000),
+    "playout_l2": (0, 1),
 }
 _INT_RANGE = (1, 1_000_000)  # any other integer option (a count of samples)
 
@@ -97,7 +101,7 @@ def parse_policy_name(name: str) -> tuple[str, dict[str, Any]]:
                 raise PolicyNameError(
                     f"policy {name!r}: option {key}={val.strip()!r} is not a valid {kinds[key].__name__}"
                 ) from None
-            if value <= 0 and key != "noise":
+            if value <= 0 and key not in ("noise", "playout_l2"):
                 raise PolicyNameError(f"policy {name!r}: option {key} must be positive, got {value}")
             lo, hi = _RANGES.get(key, _INT_RANGE)
             try:

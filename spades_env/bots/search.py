@@ -268,10 +268,11 @@ def popcount_jit(m):
 
 @jit
 def search_values(
-    base, params, seat, cards, n_cards, pool, counts, fixed, voids, rng, n_samples, totals, eps
+    base, params, seat, cards, n_cards, pool, counts, fixed, voids, rng, n_samples, totals, eps, table, l2_playout
 ):
     """Add, for each candidate card, the summed hand margin over ``n_samples`` sampled deals
-    (``pool`` empty: the deal in ``base``) into ``totals``; playouts are ``eps``-random."""
+    (``pool`` empty: the deal in ``base``) into ``totals``; playouts are ``eps``-random, or
+    played by L2 seats (``l2_playout``)."""
     work = np.empty_like(base)
     hands = np.zeros(5, dtype=np.int64)
     n = base[L.NUM_SEATS]
@@ -285,7 +286,10 @@ def search_values(
         for i in range(n_cards):
             work[:] = det
             apply_action(work, params, cards[i])
-            rollout(work, params, rng, eps)
+            if l2_playout:
+                play_hand_l2(work, params, table, -1, -1, OTHERS_L2)
+            else:
+                rollout(work, params, rng, eps)
             totals[i] += work[L.HAND_DELTA + team] - work[L.HAND_DELTA + 1 - team]
 
 
@@ -380,6 +384,7 @@ class SearchPolicy(ScriptedBot):
         noise: int = 100,
         blind_samples: int = 48,
         exchange_samples: int = 12,
+        playout_l2: int = 0,
     ) -> None:
         super().__init__(rules, seed=seed)
         if blind_samples <= 0 or exchange_samples <= 0:
@@ -387,6 +392,7 @@ class SearchPolicy(ScriptedBot):
                 f"SearchPolicy: blind_samples and exchange_samples must be positive, got "
                 f"{blind_samples} and {exchange_samples}"
             )
+        self.playout_l2 = bool(playout_l2)
         self.blind_samples = int(blind_samples)
         self.exchange_samples = int(exchange_samples)
         self._obs: np.ndarray | None = None
@@ -505,9 +511,11 @@ class SearchPolicy(ScriptedBot):
                 k,
                 totals,
                 eps,
+                load_table(),
+                self.playout_l2,
             )
 
-        if pool == 0 and eps == 0:  # deterministic playouts on a known deal: one is enough
+        if pool == 0 and (eps == 0 or self.playout_l2):  # deterministic playouts on a known deal: one
             run(1)
             self.last_samples = 1
         elif self.budget is None:
