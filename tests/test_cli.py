@@ -53,7 +53,7 @@ def test_replay_bad_file_names_the_first_bad_action(tmp_path, capsys) -> None:
     rec["hands"][0]["actions"][11] = 1  # W plays 3C, a card N holds
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(rec))
-    assert main(["replay", str(path)]) == 1
+    assert main(["replay", str(path)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     err = captured.err
@@ -67,9 +67,9 @@ def test_replay_malformed_and_missing_files(tmp_path, capsys) -> None:
     rec["hands"][0]["deal"][0][4] = "ZZ"
     path = tmp_path / "malformed.json"
     path.write_text(json.dumps(rec))
-    assert main(["replay", str(path)]) == 1
+    assert main(["replay", str(path)]) == 2
     assert "hands[0].deal[0][4]: bad card string 'ZZ'" in capsys.readouterr().err
-    assert main(["replay", str(tmp_path / "nope.json")]) == 1
+    assert main(["replay", str(tmp_path / "nope.json")]) == 2
     assert "cannot read record file" in capsys.readouterr().err
 
 

@@ -1,6 +1,6 @@
 """Bad input to the ``spades`` command, and inputs that once crashed the interpreter, run in a
 subprocess (issue 13): each ends with one line on stderr naming the problem and a non-zero
-exit status (2; ``spades replay``'s verdict on a bad record is 1), never a traceback or a
+exit status 2, never a traceback or a
 signal, and nothing is played or written first."""
 
 from __future__ import annotations
@@ -109,21 +109,21 @@ def test_replay_of_impossible_or_huge_starting_scores(tmp_path, change, words):
     rec.pop("start_scores")
     rec.pop("start_bags")
     (tmp_path / "r.json").write_text(json.dumps(rec))
-    assert_one_line(spades("replay", "r.json", cwd=tmp_path), "replay", words, rc=1)
+    assert_one_line(spades("replay", "r.json", cwd=tmp_path), "replay", words, rc=2)
 
 
 def test_replay_of_deep_non_utf8_and_duplicate_key_files(tmp_path):
     text = json.dumps(one_suit_record())
     (tmp_path / "deep.json").write_text(text[:-1] + ', "meta": ' + "[" * 100_000 + "]" * 100_000 + "}")
-    assert_one_line(spades("replay", "deep.json", cwd=tmp_path), "replay", "nested too deeply", rc=1)
+    assert_one_line(spades("replay", "deep.json", cwd=tmp_path), "replay", "nested too deeply", rc=2)
     bad = text.replace('"hands"', '"meta": {"who": "caf\xe9"}, "hands"').encode("latin-1")
     (tmp_path / "latin.json").write_bytes(bad)
     assert_one_line(
-        spades("replay", "latin.json", cwd=tmp_path), "replay", "'latin.json' is not UTF-8 text", rc=1
+        spades("replay", "latin.json", cwd=tmp_path), "replay", "'latin.json' is not UTF-8 text", rc=2
     )
     (tmp_path / "dup.json").write_text(text[:-1] + ', "first_dealer": 0}')
     assert_one_line(
-        spades("replay", "dup.json", cwd=tmp_path), "replay", "'first_dealer' appears twice", rc=1
+        spades("replay", "dup.json", cwd=tmp_path), "replay", "'first_dealer' appears twice", rc=2
     )
 
 

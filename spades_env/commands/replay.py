@@ -2,8 +2,9 @@
 
 Every action is replayed through the rules core and every recorded result is checked. On
 success it prints each hand (bids, tricks, points, scores) and the final result; on the first
-problem it prints what and where (an illegal action with its position and the legal set) and
-exits with status 1.
+problem (a malformed file, or an action or result that does not replay) it prints one line
+saying what and where (an illegal action with its position and the legal set) and exits with
+status 2, as every ``spades`` command does on bad input.
 
 ``--video OUT`` (``.mp4`` or ``.gif``) also renders the game, one frame per action
 (:mod:`spades_env.video`); ``--fps`` sets the speed, ``--viewer SEAT`` shows one seat's hand
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         result = replay_record(record)
     except RecordError as exc:
         print(f"spades replay: {args.file}: {exc}", file=sys.stderr)
-        return 1
+        return 2
     print(format_record(record, result.final, deal=args.deal))
     finished = sum(1 for h in result.hands if h is not None)
     actions = sum(len(h["actions"]) for h in record["hands"])
