@@ -28,6 +28,9 @@ rates, the opponent mix), and each figure is the median over the rounds.
   trainer would reach if it spent time only in those GEMMs at the measured rates; the
   fraction = achieved decisions/s / that rate (= decisions/s x FLOPs per decision / the
   FLOP-weighted matmul rate).
+* **threads**: ``--threads`` torch threads and numba threads (the compiled L2 seats of the
+  opponent mix), numba's ``workqueue`` layer by default (``--threading-layer default`` keeps
+  numba's own choice, OpenMP here, whose pool torch shares).
 * **profile**: where ours spends its time (self-play): engine ``step``, critic inputs
   (``state_vectors`` + gather), collection forwards, the rest of collection (buffers,
   sampling, bookkeeping); update forwards, advantages, backward, gradient clipping + Adam, and
@@ -48,6 +51,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import numba  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
@@ -276,11 +280,21 @@ def main() -> int:
     )
     p.add_argument("--threads", type=int, default=1, help="torch threads for all of it")
     p.add_argument("--no-mix", action="store_true", help="skip the config's opponent mix")
+    p.add_argument(
+        "--threading-layer",
+        default="workqueue",
+        help="numba threading layer for the compiled L2 seats (default workqueue; numba's default picks "
+        "OpenMP, whose thread pool torch shares: see benchmarks/README.md)",
+    )
     args = p.parse_args()
+    if args.threading_layer != "default":
+        numba.config.THREADING_LAYER = args.threading_layer
+    numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     torch.set_num_threads(args.threads)
     np.seterr(all="ignore")
     print(
-        f"config {args.config}; torch {torch.__version__}, {args.threads} thread(s); load average "
+        f"config {args.config}; torch {torch.__version__}, {args.threads} thread(s) (torch and numba, "
+        f"numba layer {numba.threading_layer()}); load average "
         f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs",
         flush=True,
     )
