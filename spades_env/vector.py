@@ -53,6 +53,13 @@ writing observations (masks and seats are always written).
 :class:`RandomLegal` chooses a uniformly random legal action per game from the masks in numpy,
 outside the core, as cheaply as a training loop can (the benchmark's actions).
 
+**A family of rules**: ``rules`` may be a sequence of rules (presets, dicts, configs, with the
+same number of players) and ``rules_weights`` their weights; each game then plays the rules
+its game seed picks (``rules_index_of_seed``), at reset and at every automatic reset, so a
+game of the batch is still ``SpadesGame(rules_family[rules_index[i]], seed=game_seeds[i])``.
+Its observation carries those rules (the ``rules`` slice), so one policy can learn all of them.
+``game_params[i]`` is the parameter row of the game in slot ``i``.
+
 ``play_random(n)`` plays ``n`` uniformly random legal decisions in every game entirely inside
 the compiled core (each game draws from its own generator, seeded by ``reset``), resetting
 finished episodes, for simulation and throughput measurement.
@@ -170,21 +177,48 @@ def _observe(row, params, i, obs, masks, seats, write_obs):
 
 
 @jit
-def _reset_row(states, params, seeds, obs, masks, seats, write_obs, i):
-    init_state(states[i], params, rng_from_seed(seeds[i]), -1)
-    _observe(states[i], params, i, obs, masks, seats, write_obs)
+def rules_index_of_seed(seed, cum):
+    """Which rules of a family (cumulative weights ``cum``, out of ``2**31``) the game of
+    ``seed`` plays: a hash of the seed against the weights (always 0 for one rules)."""
+    k = cum.shape[0]
+    if k == 1:
+        return 0
+    x = seed ^ (seed >> 29)
+    x = x * -4658895280553007687  # 0xBF58476D1CE4E5B9 as int64 (wrapping)
+    x ^= x >> 32
+    u = (x >> 1) & 0x7FFFFFFF
+    for j in range(k):
+        if u < cum[j]:
+            return j
+    return k - 1
 
 
 @jit
-def _reset_serial(states, params, seeds, obs, masks, seats, write_obs):
+def _new_game(row, params, family, ridx, i, seed):
+    """Start the game of ``seed`` in slot ``i`` with the rules its seed picks."""
+    table, cum = family
+    k = rules_index_of_seed(seed, cum)
+    ridx[i] = k
+    params[i, :] = table[k]
+    init_state(row, params[i], rng_from_seed(seed), -1)
+
+
+@jit
+def _reset_row(states, params, family, ridx, seeds, obs, masks, seats, write_obs, i):
+    _new_game(states[i], params, family, ridx, i, seeds[i])
+    _observe(states[i], params[i], i, obs, masks, seats, write_obs)
+
+
+@jit
+def _reset_serial(states, params, family, ridx, seeds, obs, masks, seats, write_obs):
     for i in range(states.shape[0]):
-        _reset_row(states, params, seeds, obs, masks, seats, write_obs, i)
+        _reset_row(states, params, family, ridx, seeds, obs, masks, seats, write_obs, i)
 
 
 @pjit
-def _reset_parallel(states, params, seeds, obs, masks, seats, write_obs):
+def _reset_parallel(states, params, family, ridx, seeds, obs, masks, seats, write_obs):
     for i in prange(states.shape[0]):
-        _reset_row(states, params, seeds, obs, masks, seats, write_obs, i)
+        _reset_row(states, params, family, ridx, seeds, obs, masks, seats, write_obs, i)
 
 
 @jit
@@ -200,7 +234,7 @@ def _first_illegal(masks, actions, active, use_active):
 
 
 @jit
-def _step_row(states, params, actions, active, use_active, knobs, out, write_obs, i):
+def _step_row(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i):
     """One game of ``step``: ``knobs`` = (episode, reward, scale, illegal_reward); ``out`` =
     (obs, masks, seats, rewards, terminated, truncated, illegal, final_states, game_seeds)."""
     episode, reward, scale, illegal_reward = knobs
@@ -213,9 +247,10 @@ def _step_row(states, params, actions, active, use_active, knobs, out, write_obs
         illegal[i] = False
         return
     row = states[i]
+    prow = params[i]
     seat = row[L.TURN]
-    if apply_action(row, params, actions[i]) == 0:
-        st = settle(row, params, episode, reward, scale, rewards[i])
+    if apply_action(row, prow, actions[i]) == 0:
+        st = settle(row, prow, episode, reward, scale, rewards[i])
         illegal[i] = False
     else:  # penalty mode (raise mode checked every game before the step)
         for s in range(4):
@@ -229,20 +264,20 @@ def _step_row(states, params, actions, active, use_active, knobs, out, write_obs
         final_states[i, :] = row
         seed = _next_seed(row)
         game_seeds[i] = seed
-        init_state(row, params, rng_from_seed(seed), -1)
-    _observe(row, params, i, obs, masks, seats, write_obs)
+        _new_game(row, params, family, ridx, i, seed)
+    _observe(row, params[i], i, obs, masks, seats, write_obs)
 
 
 @jit
-def _step_serial(states, params, actions, active, use_active, knobs, out, write_obs):
+def _step_serial(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs):
     for i in range(states.shape[0]):
-        _step_row(states, params, actions, active, use_active, knobs, out, write_obs, i)
+        _step_row(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i)
 
 
 @pjit
-def _step_parallel(states, params, actions, active, use_active, knobs, out, write_obs):
+def _step_parallel(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs):
     for i in prange(states.shape[0]):
-        _step_row(states, params, actions, active, use_active, knobs, out, write_obs, i)
+        _step_row(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i)
 
 
 @jit
@@ -297,7 +332,7 @@ def _random_legal(row, params, rng, mbuf):
 
 
 @jit
-def _play_random_row(states, params, play_rng, n, knobs, game_seeds, episodes, i):
+def _play_random_row(states, params, family, ridx, play_rng, n, knobs, game_seeds, episodes, i):
     episode, reward, scale = knobs
     row = states[i]
     rng = np.empty(1, dtype=np.int64)
@@ -306,50 +341,51 @@ def _play_random_row(states, params, play_rng, n, knobs, game_seeds, episodes, i
     rw = np.zeros(4, dtype=np.float64)
     done = 0
     for _ in range(n):
-        apply_action(row, params, _random_legal(row, params, rng, mbuf))
-        if settle(row, params, episode, reward, scale, rw) != RUNNING:
+        prow = params[i]
+        apply_action(row, prow, _random_legal(row, prow, rng, mbuf))
+        if settle(row, prow, episode, reward, scale, rw) != RUNNING:
             done += 1
             seed = _next_seed(row)
             game_seeds[i] = seed
-            init_state(row, params, rng_from_seed(seed), -1)
+            _new_game(row, params, family, ridx, i, seed)
     play_rng[i] = rng[0]
     episodes[i] += done
 
 
 @jit
-def _play_random_serial(states, params, play_rng, n, knobs, game_seeds, episodes):
+def _play_random_serial(states, params, family, ridx, play_rng, n, knobs, game_seeds, episodes):
     for i in range(states.shape[0]):
-        _play_random_row(states, params, play_rng, n, knobs, game_seeds, episodes, i)
+        _play_random_row(states, params, family, ridx, play_rng, n, knobs, game_seeds, episodes, i)
 
 
 @pjit
-def _play_random_parallel(states, params, play_rng, n, knobs, game_seeds, episodes):
+def _play_random_parallel(states, params, family, ridx, play_rng, n, knobs, game_seeds, episodes):
     for i in prange(states.shape[0]):
-        _play_random_row(states, params, play_rng, n, knobs, game_seeds, episodes, i)
+        _play_random_row(states, params, family, ridx, play_rng, n, knobs, game_seeds, episodes, i)
 
 
 @jit
 def _observe_serial(states, params, obs, masks, seats, write_obs):
     for i in range(states.shape[0]):
-        _observe(states[i], params, i, obs, masks, seats, write_obs)
+        _observe(states[i], params[i], i, obs, masks, seats, write_obs)
 
 
 @pjit
 def _observe_parallel(states, params, obs, masks, seats, write_obs):
     for i in prange(states.shape[0]):
-        _observe(states[i], params, i, obs, masks, seats, write_obs)
+        _observe(states[i], params[i], i, obs, masks, seats, write_obs)
 
 
 @jit
 def _state_serial(states, params, out):
     for i in range(states.shape[0]):
-        encode_state(states[i], params, out[i])
+        encode_state(states[i], params[i], out[i])
 
 
 @pjit
 def _state_parallel(states, params, out):
     for i in prange(states.shape[0]):
-        encode_state(states[i], params, out[i])
+        encode_state(states[i], params[i], out[i])
 
 
 _KERNELS = {
@@ -415,6 +451,19 @@ class RandomLegal:
 
 
 # ---- the engine ----------------------------------------------------------------------------
+def _check_weights(weights: Sequence[float] | None, k: int) -> np.ndarray:
+    if weights is None:
+        return np.ones(k, dtype=np.float64)
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"rules_weights must be {k} non-negative numbers, got {weights!r}") from None
+    if w.shape != (k,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise InputError(f"rules_weights must be {k} non-negative finite numbers, not all 0, got {weights!r}")
+    return w
+
+
+
 class VectorStep(NamedTuple):
     """What ``reset`` and ``step`` return: views of the engine's buffers (see module doc)."""
 
@@ -433,7 +482,7 @@ class VectorSpades:
     def __init__(
         self,
         num_envs: int,
-        rules: RulesConfig | str | dict | None = None,
+        rules: RulesConfig | str | dict | Sequence[RulesConfig | str | dict] | None = None,
         episode: str = "game",
         reward: str = "score",
         reward_scale: float = 0.01,
@@ -442,14 +491,32 @@ class VectorSpades:
         illegal_reward: float = -1.0,
         observations: bool = True,
         parallel: bool = False,
+        rules_weights: Sequence[float] | None = None,
     ) -> None:
         B = check_count(num_envs, "num_envs")
         if illegal not in ILLEGAL_MODES:
             raise InputError(f"illegal must be one of {ILLEGAL_MODES}, got {illegal!r}")
         self.num_envs = B
-        self.rules = load_rules(rules)
+        family = list(rules) if isinstance(rules, (list, tuple)) else [rules]
+        if not family:
+            raise InputError("rules: a family of rules needs at least one rules config")
+        self.rules_family = tuple(load_rules(r) for r in family)
+        """The rules each game may play (one, or a family sampled per game by its seed)."""
+        self.rules = self.rules_family[0]
         self.params = self.rules.to_params()
+        """The parameter row of the first (or only) rules."""
         self.num_seats = self.rules.num_players
+        if any(r.num_players != self.num_seats for r in self.rules_family):
+            raise InputError("rules: every rules of a family must have the same num_players")
+        self.rules_weights = _check_weights(rules_weights, len(self.rules_family))
+        cum = np.floor(np.cumsum(self.rules_weights) / np.sum(self.rules_weights) * 2**31).astype(np.int64)
+        cum[-1] = 2**31
+        self._family = (np.stack([r.to_params() for r in self.rules_family]), cum)
+        self.game_params = np.tile(self.params, (B, 1))
+        """``[B, PARAMS_SIZE]``: the parameter row of the rules of the game in each slot."""
+        self.rules_index = np.zeros(B, dtype=np.int64)
+        """Index into ``rules_family`` of the game in each slot: game ``i`` is
+        ``SpadesGame(rules_family[rules_index[i]], seed=game_seeds[i])``."""
         self.episode, self.reward_kind, self.reward_scale = episode, reward, float(reward_scale)
         self._episode, self._reward = episode_code(episode), reward_code(reward)
         self.illegal_mode, self.illegal_reward = illegal, float(illegal_reward)
@@ -519,7 +586,17 @@ class VectorSpades:
         self._term[:] = False
         self._trunc[:] = False
         self._illegal[:] = False
-        self._k_reset(self.states, self.params, self.game_seeds, self._obs, self._mask, self._seat, True)
+        self._k_reset(
+            self.states,
+            self.game_params,
+            self._family,
+            self.rules_index,
+            self.game_seeds,
+            self._obs,
+            self._mask,
+            self._seat,
+            True,
+        )
         return self._result()
 
     def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> VectorStep:
@@ -541,7 +618,9 @@ class VectorSpades:
                 self._raise_illegal(bad, int(acts[bad]))
         self._k_step(
             self.states,
-            self.params,
+            self.game_params,
+            self._family,
+            self.rules_index,
             acts,
             act_mask,
             use_active,
@@ -559,14 +638,16 @@ class VectorSpades:
         before = int(self.episodes_done.sum())
         self._k_play(
             self.states,
-            self.params,
+            self.game_params,
+            self._family,
+            self.rules_index,
             self.play_rng,
             n,
             (self._episode, self._reward, self.reward_scale),
             self.game_seeds,
             self.episodes_done,
         )
-        self._k_observe(self.states, self.params, self._obs, self._mask, self._seat, self.observations)
+        self._k_observe(self.states, self.game_params, self._obs, self._mask, self._seat, self.observations)
         return int(self.episodes_done.sum()) - before
 
     def state_vectors(self, out: np.ndarray | None = None) -> np.ndarray:
@@ -576,7 +657,7 @@ class VectorSpades:
             out = np.empty((self.num_envs, STATE_VEC_SIZE), dtype=np.float32)
         elif out.shape != (self.num_envs, STATE_VEC_SIZE) or out.dtype != np.float32:
             raise InputError(f"out must be float32 of shape ({self.num_envs}, {STATE_VEC_SIZE})")
-        self._k_state(self.states, self.params, out)
+        self._k_state(self.states, self.game_params, out)
         return out
 
     def observe_seat(self, game: int, seat: int, state: np.ndarray | None = None) -> np.ndarray:
@@ -586,12 +667,13 @@ class VectorSpades:
         ``seat`` a seat of these rules, ``state`` an ``int64`` row of ``STATE_SIZE`` for this
         many seats whose index fields are in range; anything else raises ``InputError``."""
         seat = check_seat(seat, self.num_seats)
+        game = check_int(game, "game", 0, self.num_envs - 1)
         if state is None:
-            row = self.states[check_int(game, "game", 0, self.num_envs - 1)]
+            row = self.states[game]
         else:
             row = check_state_row(state, L.STATE_SIZE, self.num_seats)
         out = np.empty(OBS_SIZE, dtype=np.float32)
-        encode_observation(row, self.params, seat, out)
+        encode_observation(row, self.game_params[game], seat, out)
         return out
 
     # ---- helpers ---------------------------------------------------------------------------
@@ -618,7 +700,7 @@ class VectorSpades:
     def _raise_illegal(self, game: int, action: int) -> None:
         row = self.states[game]
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        legal_mask(row, self.params, mask)
+        legal_mask(row, self.game_params[game], mask)
         legal = [int(x) for x in np.flatnonzero(mask)]
         name = action_to_str(action) if 0 <= action < NUM_ACTIONS else "out of range 0..69"
         raise IllegalActionError(

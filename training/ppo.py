@@ -686,7 +686,7 @@ class Trainer:
                 )
             e.states[:] = states
             e.game_seeds[:] = tensors["env.game_seeds"].numpy()
-            e._k_observe(e.states, e.params, e._obs, e._mask, e._seat, True)
+            e._k_observe(e.states, e.game_params, e._obs, e._mask, e._seat, True)
             for k in ("kind", "pool_idx", "bot_idx", "episode_no"):
                 getattr(self, k)[:] = tensors[f"roles.{k}"].numpy()
             self.pool = []
