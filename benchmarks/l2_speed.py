@@ -103,18 +103,17 @@ def main() -> int:
     assert np.load(tmp / "obs_v1.npy").shape[1] == OBS_V1_SIZE
     threads = numba.get_num_threads()
     heuristic_actions(obs[:512], mask[:512])  # compile
+    heuristic_actions(obs[:512], mask[:512], parallel=True)
     bot = HeuristicPolicy()
     res: dict[str, list[float]] = {k: [] for k in ("batch", "batch1", "one", "peer", "teacher", "teacher_peer")}
     for r in range(a.rounds):
         numba.set_num_threads(threads)
         t = time.perf_counter()
-        heuristic_actions(obs, mask)
+        heuristic_actions(obs, mask, parallel=True)
         res["batch"].append(len(obs) / (time.perf_counter() - t))
-        numba.set_num_threads(1)
         t = time.perf_counter()
         heuristic_actions(obs, mask)
         res["batch1"].append(len(obs) / (time.perf_counter() - t))
-        numba.set_num_threads(threads)
         n1 = min(len(obs), 5000)
         t = time.perf_counter()
         for i in range(n1):
@@ -130,7 +129,7 @@ def main() -> int:
     load = os.getloadavg()[0]
     print(f"\nL2 decisions/s, {len(obs):,} recorded decisions, medians of {a.rounds} rounds, load {load:.1f}")
     print(f"  compiled heuristic_actions, batch, {threads} threads: {med['batch']:>12,.0f}  ({med['batch'] / med['peer']:.0f}x)")
-    print(f"  compiled heuristic_actions, batch, 1 thread:   {med['batch1']:>12,.0f}  ({med['batch1'] / med['peer']:.0f}x)")
+    print(f"  compiled heuristic_actions, batch, serial:     {med['batch1']:>12,.0f}  ({med['batch1'] / med['peer']:.0f}x)")
     print(f"  compiled HeuristicPolicy.act, one at a time:   {med['one']:>12,.0f}  ({med['one'] / med['peer']:.0f}x)")
     print(f"  Python L2 of {a.commit}, one at a time:        {med['peer']:>12,.0f}  (1x; its own process)")
     print("\nbehaviour-cloning teacher data (L2 teacher, 64 games, each in its own process, 1 thread):")

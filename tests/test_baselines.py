@@ -144,6 +144,7 @@ def test_batched_l2_chooses_what_one_at_a_time_chooses(rules):
     n = 0
     for _ in range(400):
         acts = heuristic_actions(res.obs, res.mask)
+        assert np.array_equal(acts, heuristic_actions(res.obs, res.mask, parallel=True))
         blinds = heuristic_actions(res.obs, res.mask, "always")
         for i in range(0, 64, 3):
             assert acts[i] == one.act(res.obs[i], res.mask[i])

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from spades_env.bots.blind_value import MODE_ALWAYS_BLIND, MODE_EV, MODE_NEVER_BLIND, load_table
-from spades_env.bots.l2 import estimate_tricks, l2_act_batch, l2_act_one, nil_danger
+from spades_env.bots.l2 import estimate_tricks, l2_act_batch, l2_act_batch_serial, l2_act_one, nil_danger
 from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.observation import OBS_SIZE
@@ -33,11 +33,16 @@ def _check(observation: np.ndarray, action_mask: np.ndarray, who: str) -> tuple[
 
 
 def heuristic_actions(
-    observations: np.ndarray, action_masks: np.ndarray, blind: str | np.ndarray = "ev"
+    observations: np.ndarray,
+    action_masks: np.ndarray,
+    blind: str | np.ndarray = "ev",
+    parallel: bool = False,
 ) -> np.ndarray:
     """L2's actions for a batch: ``observations [B, OBS_SIZE]``, ``action_masks [B, 70]`` ->
     ``int64 [B]``. ``blind``: ``"ev"`` (L2), ``"always"`` (the ``blind`` bot), ``"never"``, or
-    an ``int`` array of modes per row. Rows with no legal action raise ``ValueError``."""
+    an ``int`` array of modes per row. ``parallel``: over numba's threads (the default runs in
+    the calling thread, which is best beside a learner). Rows with no legal action raise
+    ``ValueError``."""
     obs, mask = _check(observations, action_masks, "heuristic_actions")
     if obs.ndim != 2:
         raise ValueError(f"heuristic_actions: expected a batch [B, {OBS_SIZE}], got {obs.shape}")
@@ -51,7 +56,7 @@ def heuristic_actions(
         if modes.shape != (b,):
             raise ValueError(f"heuristic_actions: blind modes must have shape ({b},), got {modes.shape}")
     out = np.empty(b, dtype=np.int64)
-    l2_act_batch(obs, mask, modes, load_table(), out)
+    (l2_act_batch if parallel else l2_act_batch_serial)(obs, mask, modes, load_table(), out)
     bad = np.flatnonzero(out < 0)
     if bad.size:
         i = int(bad[0])

@@ -45,6 +45,7 @@ from spades_env.core.scoring import is_nil_bid, tricks_needed
 from spades_env.observation import OBS_SIZE, decode_into
 
 pjit = njit(cache=True, nogil=True, parallel=True)
+sjit = njit(cache=True, nogil=True, error_model="numpy")
 
 
 SPADE = 3
@@ -763,11 +764,21 @@ def l2_act_one(obs, mask, mode, table):
 @pjit
 def l2_act_batch(obs, mask, modes, table, out):
     """L2's action for each row of ``obs [B, OBS_SIZE]`` / ``mask [B, 70]`` into ``out [B]``
-    (``modes [B]`` per game); rows whose mask is empty get -1."""
+    (``modes [B]`` per game), over numba's threads; rows whose mask is empty get -1."""
     b = obs.shape[0]
     for i in prange(b):
         row = np.zeros(L.STATE_SIZE, dtype=np.int64)
         params = np.zeros(L.PARAMS_SIZE, dtype=np.int64)
+        out[i] = l2_decide(obs[i], mask[i], modes[i], table, row, params)
+
+
+@sjit
+def l2_act_batch_serial(obs, mask, modes, table, out):
+    """:func:`l2_act_batch` in the calling thread (no thread pool: the default, so that a
+    learner's torch threads in the same process are not slowed by numba's)."""
+    row = np.zeros(L.STATE_SIZE, dtype=np.int64)
+    params = np.zeros(L.PARAMS_SIZE, dtype=np.int64)
+    for i in range(obs.shape[0]):
         out[i] = l2_decide(obs[i], mask[i], modes[i], table, row, params)
 
 
@@ -781,6 +792,7 @@ __all__ = [
     "choose_card",
     "estimate_tricks",
     "l2_act_batch",
+    "l2_act_batch_serial",
     "l2_act_one",
     "l2_decide",
     "nil_danger",
