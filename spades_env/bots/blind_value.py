@@ -10,7 +10,8 @@ under any rules (values, bags, a failed Nil's tricks) by the core's ``score_team
 
 :func:`blind_choice` scores every outcome pair under the rules at hand, from the current score
 and bags, and compares the mean chance of winning the game afterwards (:func:`win_chance`: the
-game is over, or a normal model of the remaining hands), so that it declares Blind Nil exactly
+game is over, or a normal model of the remaining hands whose mean and spread per hand are
+measured on the same table under the same rules, :func:`hand_model`), so that it declares Blind Nil exactly
 when that is better: often when it pays (tournament rules), never when it does not, and more
 readily when the score calls for a gamble. Where the partner has bid, deals with a partner
 bid close to the real one weigh more; where an opponent has declared Blind Nil already, its
@@ -62,11 +63,12 @@ def _config(num_seats, exchange, partner_has_bid):
 
 
 @jit
-def win_chance(own, opp, params):
+def win_chance(own, opp, params, gain=-1.0, spread=-1.0):
     """Chance that the team with ``own`` points beats the one with ``opp`` in this game: 1 or 0
-    once the game is decided, else a normal model of the hands left (each team gains about
-    6.5 tricks' worth a hand, the margin of a hand varies by about 11 tricks plus a quarter
-    of the Nil value)."""
+    once the game is decided, else a normal model of the hands left, in which a team gains
+    ``gain`` points a hand and the margin of a hand varies by ``spread`` (standard deviation).
+    Without them (negative): 6.5 tricks' worth a hand, and 11 tricks plus a quarter of the Nil
+    value; :func:`hand_model` measures them on the table for the rules at hand."""
     target = params[L.P_TARGET_SCORE]
     if params[L.P_MERCY] != 0:
         thr = params[L.P_MERCY_THRESHOLD]
@@ -77,10 +79,44 @@ def win_chance(own, opp, params):
     if (own >= target or opp >= target) and own != opp:
         return 1.0 if own > opp else 0.0
     tv = params[L.P_TRICK_VALUE]
-    gain = 6.5 * tv
-    hands_left = max(target - max(own, opp), 0) / gain + 1.0
-    sd = (11.0 * tv + 0.25 * params[L.P_NIL_VALUE]) * math.sqrt(hands_left)
+    if gain <= 0:
+        gain = 6.5 * tv
+    if spread <= 0:
+        spread = 11.0 * tv + 0.25 * params[L.P_NIL_VALUE]
+    hands_left = max(target - max(own, opp), 0) / max(gain, 1.0) + 1.0
+    sd = spread * math.sqrt(hands_left)
     return 0.5 * (1.0 + math.erf((own - opp) / (sd * math.sqrt(2.0))))
+
+
+@jit
+def hand_model(params, table, cfg, m):
+    """(gain, spread) of :func:`win_chance` under these rules, from the first ``m`` deals of
+    table entry ``cfg``: the mean points of a team a hand, and the standard deviation of the
+    margin of a hand, with each team playing the better of declaring and seeing (from 0 bags)."""
+    n = 2 if cfg == TWO_PLAYER_CONFIG else 4
+    bids = np.empty(4, dtype=np.int64)
+    tricks = np.empty(4, dtype=np.int64)
+    best_mean = -1e18
+    best_sd = 0.0
+    for opt in range(2):
+        s1 = 0.0
+        sm = 0.0
+        sm2 = 0.0
+        for i in range(m):
+            for s in range(4):
+                bids[s] = table[cfg, i, opt, s]
+                tricks[s] = table[cfg, i, opt, 4 + s]
+            p0, _, _ = score_team(bids, tricks, 0, n, 0, params)
+            p1, _, _ = score_team(bids, tricks, 1, n, 0, params)
+            s1 += p0
+            sm += p0 - p1
+            sm2 += (p0 - p1) * (p0 - p1)
+        mean = s1 / max(m, 1)
+        var = sm2 / max(m, 1) - (sm / max(m, 1)) ** 2
+        if mean > best_mean:
+            best_mean = mean
+            best_sd = math.sqrt(max(var, 0.0))
+    return max(best_mean, 1.0), max(best_sd, 1.0)
 
 
 @jit
@@ -99,6 +135,7 @@ def blind_values(row, params, table, out):
     # an opponent who has declared Blind Nil: their hand is scored as the declaring side of
     # another deal of the table (the table's opponents never declare)
     opp_blind = n == 4 and (row[L.BIDS + 1] == L.BID_BLIND_NIL or row[L.BIDS + 3] == L.BID_BLIND_NIL)
+    gain, spread = hand_model(params, table, cfg, m)
     for i in range(m):
         w = 1.0
         if n == 4 and partner_bid >= 0:
@@ -120,7 +157,7 @@ def blind_values(row, params, table, out):
             p1, _, _ = score_team(bids, tricks, 1, n, row[L.BAGS + 1], params)
             if opp_blind:
                 p1 = p_opp_blind
-            out[opt] += w * win_chance(row[L.SCORES] + p0, row[L.SCORES + 1] + p1, params)
+            out[opt] += w * win_chance(row[L.SCORES] + p0, row[L.SCORES + 1] + p1, params, gain, spread)
         total += w
     if total > 0:
         out[0] /= total
@@ -208,5 +245,6 @@ __all__ = [
     "empty_table",
     "load_table",
     "table_summary",
+    "hand_model",
     "win_chance",
 ]

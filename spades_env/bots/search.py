@@ -34,7 +34,7 @@ import numpy as np
 
 from spades_env.bots.base import ScriptedBot
 from spades_env.bots.blind_sim import OTHERS_L2, play_hand_l2
-from spades_env.bots.blind_value import MODE_EV, load_table, win_chance
+from spades_env.bots.blind_value import MAX_DEALS_USED, MODE_EV, _config, hand_model, load_table, win_chance
 from spades_env.bots.l2 import l2_act_one
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE
@@ -301,6 +301,8 @@ def blind_search(base, params, table, n_samples, rng, values):
     n = base[L.NUM_SEATS]
     det = base.copy()
     work = base.copy()
+    cfg = _config(n, params[L.P_EXCHANGE_CARDS], n == 4 and base[L.BIDS + 2] >= 0)
+    gain, spread = hand_model(params, table, cfg, min(table.shape[1], MAX_DEALS_USED))
     for s in range(4):
         b = base[L.BIDS + s]
         det[L.BLIND_STATUS + s] = L.BLIND_NIL if b == L.BID_BLIND_NIL else (L.BLIND_SAW if b >= 0 else 0)
@@ -317,7 +319,7 @@ def blind_search(base, params, table, n_samples, rng, values):
             work[:] = det
             a = ACTION_BLIND_NIL if opt == 0 else ACTION_SEE_CARDS
             if play_hand_l2(work, params, table, 0, a, OTHERS_L2):
-                values[opt] += win_chance(work[L.SCORES], work[L.SCORES + 1], params)
+                values[opt] += win_chance(work[L.SCORES], work[L.SCORES + 1], params, gain, spread)
 
 
 @jit
