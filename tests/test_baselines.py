@@ -282,3 +282,22 @@ def test_search_passes_back_its_most_dangerous_card():
         passed.append(s.act(obs, mask))
         g.apply(passed[-1])
     assert card_from_str("AS") in passed and g.phase == "play"
+
+
+def test_search_bids_by_sampling_and_takes_every_trick_with_every_spade():
+    hands = [
+        "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS",  # N: every spade
+        "2C 3C 4C 5C 6C 7C 8C 9C TC 2D 3D 4D 5D",
+        "JC QC KC AC 6D 7D 8D 9D TD 2H 3H 4H 5H",
+        "JD QD KD AD 6H 7H 8H 9H TH JH QH KH AH",
+    ]
+    g = _deal(hands)
+    g.apply(ACTION_SEE_CARDS)
+    obs, mask = _obs(g, 0)
+    s = make_policy("search:samples=2,bid_samples=8", seed=2)
+    assert s.act(obs, mask) == BID_BASE + 13
+    g2 = _deal(HANDS)
+    g2.apply(ACTION_SEE_CARDS)
+    obs, mask = _obs(g2, 0)
+    picks = {make_policy("search:samples=2,bid_samples=8", seed=4).act(obs, mask) for _ in range(2)}
+    assert len(picks) == 1 and mask[picks.pop()]  # deterministic given the seed, and legal

@@ -14,7 +14,8 @@ name                       bot
                            decision), ``max_samples``, ``noise`` (per mille of random
                            playout cards, default 100), ``blind_samples`` (deals for the
                            Blind Nil choice, default 48), ``exchange_samples`` (deals per
-                           card to pass, default 12), ``playout_l2`` (1: play the hand
+                           card to pass, default 12), ``bid_samples`` (deals per
+                           candidate bid, default 24), ``playout_l2`` (1: play the hand
                            out with compiled L2 seats instead of the fast playout policy),
                            e.g. ``search:budget=0.1``,
                            ``search:samples=20``
@@ -46,6 +47,7 @@ _SEARCH_OPTIONS: dict[str, type] = {
     "blind_samples": int,
     "exchange_samples": int,
     "playout_l2": int,
+    "bid_samples": int,
 }
 _OPTIONS: dict[str, dict[str, type]] = {
     "random": {},

@@ -11,9 +11,9 @@ sets and bags included) is played. All legal cards are judged on the same sample
 The Blind Nil choice and the exchange are searched too, by sampling: for Blind Nil, deals of
 all 52 cards (nothing of the hand is known yet) each played out twice by compiled L2 seats
 (:func:`~spades_env.bots.blind_sim.play_hand_l2`), declaring and seeing, judged by the chance
-of winning the game afterwards; for each card to pass, deals of the unseen cards consistent
-with the exchange so far, played out the same way and judged by the hand margin. Bids and the
-two-player draw are L2's.
+of winning the game afterwards; for each card to pass, and for each bid near L2's (and Nil),
+deals of the unseen cards consistent with what the seat knows, played out the same way and
+judged by the hand margin. The two-player draw is L2's.
 
 ``budget`` (seconds per decision) and ``samples`` (deals per decision) set the effort: with
 ``samples`` alone the search is deterministic given the seed; with ``budget`` it runs sample
@@ -370,6 +370,39 @@ def exchange_search(base, params, table, cards, n_cards, n_samples, rng, totals)
     return True
 
 
+@jit
+def bid_search(base, params, table, bids, n_bids, n_samples, rng, totals):
+    """Add into ``totals[i]`` the summed hand margin of bidding ``bids[i]`` now, over deals of
+    the unseen cards (the other seats' hands; in the two-player game the cards out of play
+    too) played out by L2 seats (seat 0 of the decoded row ``base`` is to bid)."""
+    n = base[L.NUM_SEATS]
+    pool = ((1 << 52) - 1) & ~base[L.HANDS] & ~base[L.DISCARDED]
+    counts = np.zeros(5, dtype=np.int64)
+    fixed = np.zeros(5, dtype=np.int64)
+    voids = np.zeros(5, dtype=np.int64)
+    hands = np.zeros(5, dtype=np.int64)
+    for s in range(1, n):
+        counts[s] = 13
+    if n == 2:
+        counts[4] = popcount_jit(pool) - 13
+    det = base.copy()
+    for s in range(4):
+        b = base[L.BIDS + s]
+        det[L.BLIND_STATUS + s] = L.BLIND_NIL if b == L.BID_BLIND_NIL else (L.BLIND_SAW if b >= 0 else 0)
+    det[L.BLIND_STATUS] = L.BLIND_SAW
+    work = det.copy()
+    for _ in range(n_samples):
+        sample_deal(det, pool, counts, fixed, voids, rng, n, hands)
+        for s in range(1, n):
+            det[L.HANDS + s] = hands[s]
+        for i in range(n_bids):
+            work[:] = det
+            if apply_action(work, params, BID_BASE + bids[i]) != 0:
+                continue
+            if play_hand_l2(work, params, table, -1, -1, OTHERS_L2):
+                totals[i] += work[L.HAND_DELTA] - work[L.HAND_DELTA + 1]
+
+
 # ---- policies ------------------------------------------------------------------------------
 class SearchPolicy(ScriptedBot):
     """L3: determinized search over the card play (a Policy: its own observation only)."""
@@ -387,13 +420,15 @@ class SearchPolicy(ScriptedBot):
         blind_samples: int = 48,
         exchange_samples: int = 12,
         playout_l2: int = 0,
+        bid_samples: int = 24,
     ) -> None:
         super().__init__(rules, seed=seed)
-        if blind_samples <= 0 or exchange_samples <= 0:
+        if blind_samples <= 0 or exchange_samples <= 0 or bid_samples <= 0:
             raise ValueError(
-                f"SearchPolicy: blind_samples and exchange_samples must be positive, got "
-                f"{blind_samples} and {exchange_samples}"
+                f"SearchPolicy: blind_samples, exchange_samples and bid_samples must be positive, got "
+                f"{blind_samples}, {exchange_samples} and {bid_samples}"
             )
+        self.bid_samples = int(bid_samples)
         self.playout_l2 = bool(playout_l2)
         self.blind_samples = int(blind_samples)
         self.exchange_samples = int(exchange_samples)
@@ -444,7 +479,20 @@ class SearchPolicy(ScriptedBot):
         return ACTION_BLIND_NIL if values[0] > values[1] else ACTION_SEE_CARDS
 
     def bid(self, v: SeatView) -> int:
-        return self._l2() - BID_BASE
+        """The bid, by sampled deals played out by L2 seats: L2's bid, one or two tricks less,
+        one more, and Nil (ties go to L2's bid)."""
+        l2 = self._l2() - BID_BASE
+        cands = sorted({b for b in (l2 - 2, l2 - 1, l2, l2 + 1, 0) if 0 <= b <= 13})
+        if v.num_seats == 4 and v.bids[2] in (0, L.BID_BLIND_NIL) and l2 != 0:
+            cands = [b for b in cands if b != 0]  # no double Nil
+        row, params = self._decoded()
+        bids = np.asarray(cands, dtype=np.int64)
+        totals = np.zeros(len(cands), dtype=np.float64)
+        self._seed_rng()
+        bid_search(row, params, load_table(), bids, len(bids), self.bid_samples, self._rng, totals)
+        if totals[cands.index(l2)] >= totals.max():
+            return l2
+        return int(bids[int(np.argmax(totals))])
 
     def draw(self, v: SeatView) -> int:
         return self._l2()
