@@ -284,18 +284,23 @@ def test_search_passes_back_its_most_dangerous_card():
     assert card_from_str("AS") in passed and g.phase == "play"
 
 
-def test_search_bids_by_sampling_and_takes_every_trick_with_every_spade():
+def test_search_bids_by_sampling_and_leaves_its_partner_room():
+    # N holds every spade and will take all 13 tricks; its partner (L2) bids at least 1, so the
+    # best bid is 12 (a contract of 13), not L2's 13 (a contract of 14, always set). Without
+    # Blind Nil, so that the partner cannot take spades from N in an exchange.
+    rules = load_rules(TOURNAMENT).replace(blind_nil=False, blind_nil_exchange=0)
     hands = [
         "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS",  # N: every spade
         "2C 3C 4C 5C 6C 7C 8C 9C TC 2D 3D 4D 5D",
         "JC QC KC AC 6D 7D 8D 9D TD 2H 3H 4H 5H",
         "JD QD KD AD 6H 7H 8H 9H TH JH QH KH AH",
     ]
-    g = _deal(hands)
-    g.apply(ACTION_SEE_CARDS)
+    g = SpadesGame(rules, dealer=3)
+    g.set_hand(hands=[h.split() for h in hands])
     obs, mask = _obs(g, 0)
-    s = make_policy("search:samples=2,bid_samples=8", seed=2)
-    assert s.act(obs, mask) == BID_BASE + 13
+    assert HeuristicPolicy(rules).act(obs, mask) == BID_BASE + 13
+    s = make_policy("search:samples=2,bid_samples=8", seed=2, rules=rules)
+    assert s.act(obs, mask) == BID_BASE + 12
     g2 = _deal(HANDS)
     g2.apply(ACTION_SEE_CARDS)
     obs, mask = _obs(g2, 0)
