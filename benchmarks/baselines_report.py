@@ -1,7 +1,7 @@
 """The strength of the baselines, per rules preset: the tables of docs/baselines.md.
 
     .venv/bin/python benchmarks/baselines_report.py [--rows all] [--min-hands 1000]
-        [--workers 2] [--search search:samples=20] [--worktree /tmp/l2_old] [--out runs/baselines]
+        [--workers 2] [--search search:samples=200] [--worktree /tmp/l2_old] [--out runs/baselines]
 
 Every row is a duplicate matchup (partnerships swapped on the same deals) in games to the
 preset's target, played board by board until it holds at least ``--min-hands`` hands; it
@@ -154,13 +154,17 @@ def main() -> int:
     ap.add_argument("--min-hands", type=int, default=1000)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--search", default="search:samples=20", help="the L3 spec of the rows")
+    ap.add_argument("--search", default="search:samples=200", help="the L3 spec of the rows")
     ap.add_argument("--worktree", default="/tmp/l2_old")
     ap.add_argument("--commit", default="bbf3458", help="revision of heuristic@old")
     ap.add_argument("--out", type=Path, default=Path("runs/baselines"))
     a = ap.parse_args()
     import subprocess
 
+    # every module the workers need, imported before they fork (nothing re-read mid-run)
+    import spades_env.bots.greedy  # noqa: F401
+    import spades_env.bots.heuristic  # noqa: F401
+    import spades_env.bots.search  # noqa: F401
     from spades_env.bots.blind_value import table_summary
 
     all_rows = rows(a.search)

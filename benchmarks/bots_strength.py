@@ -21,54 +21,54 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spades_env.bots import make_policy, needs_true_state  # noqa: E402
+from spades_env.bots import make_policy  # noqa: E402
 from spades_env.core import layout as L  # noqa: E402
-from spades_env.core.engine import apply_action, legal_mask  # noqa: E402
 from spades_env.core.game import SpadesGame  # noqa: E402
 from spades_env.core.rules import load_rules  # noqa: E402
-from spades_env.observation import OBS_SIZE, encode_observation  # noqa: E402
+from spades_env.driver import bind_true_state, drive  # noqa: E402
+
+
+class _Timed:
+    """A seated policy that adds its card-play decision time to ``clock[seat]``."""
+
+    def __init__(self, policy, game: SpadesGame, clock: list | None, seat: int) -> None:
+        self.policy, self.game, self.clock, self.seat = policy, game, clock, seat
+
+    def act(self, obs, mask):
+        t = time.perf_counter()
+        a = self.policy.act(obs, mask)
+        if self.clock is not None and self.game.state[L.PHASE] == L.PH_PLAY:
+            self.clock[self.seat][0] += time.perf_counter() - t
+            self.clock[self.seat][1] += 1
+        return a
 
 
 def play(
     policies, rules, seed: int, max_hands: int | None = None, stats=None, clock=None
 ) -> tuple[int, int, int]:
-    """Play one game to the target (or ``max_hands`` hands) with ``policies[seat]``.
+    """Play one game to the target (or ``max_hands`` hands) with ``policies[seat]``, one hand
+    at a time through the one driver (``spades_env.driver.drive``, one-hand episodes).
     Returns (score NS, score EW, hands); appends per-hand records to ``stats`` and adds
     per-seat (seconds, card-play decisions) to ``clock``."""
-    g = SpadesGame(rules, seed=seed)
-    st, params = g.state, g.params
-    for p in policies:
-        if needs_true_state(p):  # the cheating upper bound reads the true deal
-            p.bind(lambda: st)
-    obs = np.empty(OBS_SIZE, dtype=np.float32)
-    mask = np.zeros(70, dtype=np.int8)
+    g = SpadesGame(rules, seed=seed, episode="hand")
+    bind_true_state(g, policies)  # the cheating upper bound reads the true deal
+    seated = [_Timed(p, g, clock, s) for s, p in enumerate(policies)]
+    st = g.state
     hands = 0
     while True:
-        phase = st[L.PHASE]
-        if phase >= L.PH_HAND_END:
-            hands += 1
-            if stats is not None:
-                stats.append(
-                    (
-                        [int(x) for x in st[L.BIDS : L.BIDS + 4]],
-                        [int(x) for x in st[L.TRICKS_WON : L.TRICKS_WON + 4]],
-                        [int(st[L.HAND_DELTA]), int(st[L.HAND_DELTA + 1])],
-                    )
+        drive(g, seated)  # one hand: the episode ends with it
+        hands += 1
+        if stats is not None:
+            stats.append(
+                (
+                    [int(x) for x in st[L.BIDS : L.BIDS + 4]],
+                    [int(x) for x in st[L.TRICKS_WON : L.TRICKS_WON + 4]],
+                    [int(st[L.HAND_DELTA]), int(st[L.HAND_DELTA + 1])],
                 )
-            if phase != L.PH_HAND_END or (max_hands is not None and hands >= max_hands):
-                break
-            g.next_hand()
-            continue
-        seat = int(st[L.TURN])
-        encode_observation(st, params, seat, obs)
-        legal_mask(st, params, mask)
-        t = time.perf_counter()
-        a = policies[seat].act(obs, mask)
-        if clock is not None and phase == L.PH_PLAY:
-            clock[seat][0] += time.perf_counter() - t
-            clock[seat][1] += 1
-        if apply_action(st, params, a) != 0:
-            raise RuntimeError(f"seat {seat} played illegal action {a}")
+            )
+        if st[L.PHASE] != L.PH_HAND_END or (max_hands is not None and hands >= max_hands):
+            break
+        g.next_hand()
     return int(st[L.SCORES]), int(st[L.SCORES + 1]), hands
 
 

@@ -1,70 +1,53 @@
 """What an episode is and what it pays: shared by the AEC env and the batched engine.
 
+The knobs and the one ``settle`` step live in :mod:`spades_env.core.episode` (the facade
+:meth:`spades_env.core.game.SpadesGame.step` needs them, and the core imports nothing above
+it); this module re-exports them under their old names.
+
 Episode knob: ``"hand"`` (one hand), ``"game"`` (to the target score, the default) or
 ``"match"`` (best of ``match_games``). Reward knob: ``"score"`` pays every seat its team's
 score change at the end of each hand, times ``reward_scale``; ``"win"`` pays +1 / -1 to the
 winning / losing team when the episode ends (for a one-hand episode, the team that scored more
-points in the hand wins; 0 each on a tie or a truncated game).
+points in the hand wins; 0 each on a tie or a truncated game). Illegal-action setting:
+``"raise"`` or ``"penalty"`` (with ``illegal_reward``), the same for every front-end.
 """
 
 from __future__ import annotations
 
-from spades_env.core import layout as L
-from spades_env.core.engine import next_hand
-from spades_env.core.jit import jit
-from spades_env.core.validate import check_choice
+from spades_env.core.episode import (
+    EP_GAME,
+    EP_HAND,
+    EP_MATCH,
+    EPISODES,
+    ILLEGAL_MODES,
+    REWARDS,
+    RUNNING,
+    RW_SCORE,
+    RW_WIN,
+    TERMINATED,
+    TRUNCATED,
+    EpisodeKnobs,
+    check_illegal,
+    episode_code,
+    reward_code,
+    settle,
+)
 
-EPISODES = ("hand", "game", "match")
-REWARDS = ("score", "win")
-EP_HAND, EP_GAME, EP_MATCH = 0, 1, 2
-RW_SCORE, RW_WIN = 0, 1
-RUNNING, TERMINATED, TRUNCATED = 0, 1, 2
-
-
-def episode_code(name: str) -> int:
-    """Code of an episode knob value, with a clear error for a bad one."""
-    return EPISODES.index(check_choice(name, "episode", EPISODES))
-
-
-def reward_code(name: str) -> int:
-    """Code of a reward knob value, with a clear error for a bad one."""
-    return REWARDS.index(check_choice(name, "reward", REWARDS))
-
-
-@jit
-def settle(state, params, episode, reward, scale, rewards):
-    """After an action: write each seat's reward into ``rewards[4]`` (zeroed first), deal on
-    when a hand ends inside the episode, and return RUNNING, TERMINATED or TRUNCATED."""
-    for i in range(4):
-        rewards[i] = 0.0
-    phase = state[L.PHASE]
-    if phase < L.PH_HAND_END:
-        return RUNNING
-    n = state[L.NUM_SEATS]
-    if reward == RW_SCORE:
-        for s in range(n):
-            rewards[s] = state[L.HAND_DELTA + s % 2] * scale
-    truncated = state[L.TRUNCATED] != 0
-    if episode == EP_HAND:
-        done = True
-    elif episode == EP_GAME:
-        done = phase >= L.PH_GAME_END
-    else:
-        done = phase == L.PH_MATCH_END
-    if not done:
-        next_hand(state, params)
-        return RUNNING
-    if reward == RW_WIN and not (truncated and episode != EP_HAND):
-        if episode == EP_HAND:
-            d = state[L.HAND_DELTA] - state[L.HAND_DELTA + 1]
-            w = -1 if d == 0 else (0 if d > 0 else 1)
-        elif episode == EP_GAME:
-            w = state[L.GAME_WINNER]
-        else:
-            w = state[L.MATCH_WINNER]
-        if w >= 0:
-            for s in range(n):
-                rewards[s] = 1.0 if s % 2 == w else -1.0
-    if truncated and episode != EP_HAND:
-        return TRUNCATED
-    return TERMINATED
+__all__ = [
+    "EPISODES",
+    "EP_GAME",
+    "EP_HAND",
+    "EP_MATCH",
+    "ILLEGAL_MODES",
+    "REWARDS",
+    "RUNNING",
+    "RW_SCORE",
+    "RW_WIN",
+    "TERMINATED",
+    "TRUNCATED",
+    "EpisodeKnobs",
+    "check_illegal",
+    "episode_code",
+    "reward_code",
+    "settle",
+]

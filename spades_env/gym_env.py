@@ -15,7 +15,8 @@ episode             ``"hand"``, ``"game"`` (default) or ``"match"``; truncated w
 illegal action      ``illegal="penalty"`` (default, as ``spades_env.env()``): the episode
                     ends (terminated) with ``illegal_reward`` (default -1) and
                     ``info["illegal_action"]``; ``illegal="raise"``: ``IllegalActionError``,
-                    nothing changed
+                    nothing changed (the one setting of every front-end,
+                    :mod:`spades_env.core.episode`)
 render modes        ``"ansi"`` (text) and ``"rgb_array"`` (``uint8[600, 800, 3]``, the
                     learner's view, :mod:`spades_env.render`); ``render_fps`` 4
 ==================  ===============================================================
@@ -23,9 +24,11 @@ render modes        ``"ansi"`` (text) and ``"rgb_array"`` (``uint8[600, 800, 3]`
 The learner plays ``learner_seats`` (default North and South; ``(0,)`` in the two-player
 game); when it holds two seats, each step is whichever of them is to act. The other seats are
 played by ``opponents``: a Policy for all of them, a ``{seat: Policy}`` dict, bots registry
-names (``"heuristic"``), or ``None`` for random players; names get seeds from ``reset``.
-The rules run in :mod:`spades_env.core` through :class:`~spades_env.core.game.SpadesGame`;
-this module holds no rules and never imports torch.
+names (``"heuristic"``) or checkpoint paths, or ``None`` for random players; names get seeds
+from ``reset`` (the one resolver, :mod:`spades_env.resolve`). The rules run in
+:mod:`spades_env.core`: each step is one :meth:`~spades_env.core.game.SpadesGame.step`, and the
+other seats play through the one driver (:func:`spades_env.driver.drive`); this module holds
+no rules, no stepping of its own, and never imports torch.
 
 ``import spades_env`` registers ``Spades-v0``. Gymnasium 1.x loads no plugins; a worker started
 with ``spawn`` re-imports the main script (so a script that imports ``spades_env`` is fine), and
@@ -36,7 +39,7 @@ imports the package first; Gymnasium's and SB3's ``check_env`` pass
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium
@@ -45,16 +48,16 @@ from gymnasium import spaces
 
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
-from spades_env.core.game import IllegalActionError, SpadesGame
+from spades_env.core.game import SpadesGame
 from spades_env.core.rules import RulesConfig, load_rules
-from spades_env.episode import RUNNING, TERMINATED, episode_code, reward_code, settle
+from spades_env.driver import drive
+from spades_env.episode import RUNNING, TERMINATED, EpisodeKnobs
 from spades_env.observation import OBS_SIZE, encode_observation
 from spades_env.pettingzoo_env import observation_bounds
-from spades_env.policy import Policy, RandomPolicy, learner_seats_of
+from spades_env.policy import Policy, learner_seats_of
+from spades_env.resolve import OpponentSpec, opponent_specs, resolve_opponents
 
 ENV_ID = "Spades-v0"
-
-OpponentSpec = Policy | str | Mapping[int, Policy | str] | None
 
 
 class SpadesGymEnv(gymnasium.Env):
@@ -80,54 +83,25 @@ class SpadesGymEnv(gymnasium.Env):
         seats = learner_seats_of(learner_seats, n)
         self.learner_seats = seats
         self.others = [s for s in range(n) if s not in seats]
-        if isinstance(opponents, Mapping):
-            missing = [s for s in self.others if s not in opponents]
-            if missing:
-                raise ValueError(f"opponents has no Policy for seat(s) {missing}")
-            self._specs = {s: opponents[s] for s in self.others}
-        else:
-            self._specs = {s: opponents for s in self.others}
-        for s, spec in self._specs.items():
-            if spec is not None and not isinstance(spec, (str, Policy)):
-                raise TypeError(
-                    f"opponent for seat {s} must be a Policy, a bot name or None, got {type(spec).__name__}"
-                )
-            if isinstance(spec, str):  # a bad name fails here, at construction, not at reset
-                from spades_env.arena import check_policy_name
-
-                check_policy_name(spec)
-        self._episode, self._reward = episode_code(episode), reward_code(reward)
-        self.reward_scale = float(reward_scale)
+        self._specs = opponent_specs(opponents, self.others)  # a bad one fails here, not at reset
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
             )
         self.render_mode = render_mode
-        if illegal not in ("penalty", "raise"):
-            raise ValueError(f"illegal must be 'penalty' or 'raise', got {illegal!r}")
-        self.illegal, self.illegal_reward = illegal, float(illegal_reward)
+        self.knobs = EpisodeKnobs(episode, reward, float(reward_scale), illegal, illegal_reward)
+        self.reward_scale = self.knobs.reward_scale
+        self.illegal, self.illegal_reward = self.knobs.illegal, self.knobs.illegal_reward
         self._ended = False
         low, high = observation_bounds(self.rules)
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
-        self._obs = np.zeros(OBS_SIZE, dtype=np.float32)
-        self._rew = np.zeros(4, dtype=np.float64)
         self.game: SpadesGame | None = None
         self.policies: dict[int, Policy] = {}
 
     def _make_policies(self, rng: np.random.Generator) -> None:
         seeds = rng.integers(2**62, size=4)
-        pols: dict[int, Policy] = {}
-        for s, spec in self._specs.items():
-            if spec is None:
-                pols[s] = RandomPolicy(int(seeds[s]))
-            elif isinstance(spec, str):
-                from spades_env.arena import resolve_policy
-
-                pols[s] = resolve_policy(spec, int(seeds[s]), self.rules)
-            else:
-                pols[s] = spec
-        self.policies = pols
+        self.policies = resolve_opponents(self._specs, self.rules, {s: int(seeds[s]) for s in self._specs})
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -137,64 +111,49 @@ class SpadesGymEnv(gymnasium.Env):
         game_seed = int(self.np_random.integers(2**63 - 1))
         if seed is not None or not self.policies:
             self._make_policies(self.np_random)
-        self.game = SpadesGame(self.rules, seed=game_seed)
+        k = self.knobs
+        self.game = SpadesGame(
+            self.rules,
+            seed=game_seed,
+            episode=k.episode,
+            reward=k.reward,
+            reward_scale=k.reward_scale,
+            illegal=k.illegal,
+            illegal_reward=k.illegal_reward,
+        )
         self._ended = False
-        reward, status = self._play_others()
-        if status != RUNNING:  # cannot happen: a hand needs the learner's cards
+        if (
+            drive(self.game, self.policies).status != RUNNING
+        ):  # cannot happen: a hand needs the learner's cards
             raise RuntimeError("the episode ended before the learner acted")
         return self._observe(), self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
-        """The learner's action, then the other seats' until the learner acts or the episode ends."""
+        """The learner's action (one :meth:`SpadesGame.step`), then the other seats' through
+        the one driver until the learner acts or the episode ends."""
         if self.game is None:
             raise RuntimeError("step() before reset()")
         if self._ended:
             raise RuntimeError("step() after the episode ended: call reset()")
         game = self.game
-        seat = int(game.state[L.TURN])
         if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and action.dtype.kind in "iu":
             action = action.reshape(()).item()  # SB3 and vector wrappers pass 0-d arrays
-        try:
-            game.apply(action)  # IllegalActionError (nothing changed) for an illegal action
-        except IllegalActionError:
-            if self.illegal == "raise":
-                raise
-            self._ended = True  # "penalty": the episode ends here, the game as it was
+        r = game.step(action)  # "raise": IllegalActionError, nothing changed
+        learner = self.learner_seats[0]
+        if r.illegal:  # "penalty": the episode ends here, the game as it was
+            self._ended = True
             info = self._info(True)
             info["illegal_action"] = True
-            return self._observe(seat), self.illegal_reward, True, False, info
-        reward, status = self._settle()
-        if status == RUNNING:
-            more, status = self._play_others()
-            reward += more
+            return self._observe(r.seat), r.rewards[r.seat], True, False, info
+        reward = r.rewards[learner]
+        if not r.done:
+            reward += drive(game, self.policies).rewards[learner]
+        status = game.episode_status
         done = status != RUNNING
         self._ended = done
-        obs = self._observe(seat if done else None)
+        obs = self._observe(r.seat if done else None)
         info = self._info(done)
         return obs, float(reward), status == TERMINATED, done and status != TERMINATED, info
-
-    def _settle(self) -> tuple[float, int]:
-        state = self.game.state
-        if state[L.PHASE] < L.PH_HAND_END:
-            return 0.0, RUNNING
-        status = settle(state, self.params, self._episode, self._reward, self.reward_scale, self._rew)
-        if status == RUNNING:
-            self.game.begin_hand_log()
-        return float(self._rew[self.learner_seats[0]]), status
-
-    def _play_others(self) -> tuple[float, int]:
-        game, total = self.game, 0.0
-        state = game.state
-        while True:
-            seat = int(state[L.TURN])
-            if seat in self.learner_seats:
-                return total, RUNNING
-            encode_observation(state, self.params, seat, self._obs)
-            game.apply(int(self.policies[seat].act(self._obs.copy(), game.legal_mask())))
-            r, status = self._settle()
-            total += r
-            if status != RUNNING:
-                return total, status
 
     def _observe(self, seat: int | None = None) -> np.ndarray:
         state = self.game.state

@@ -1,12 +1,18 @@
 """Spades as a PettingZoo AEC environment.
 
-``spades_env.env(**kwargs)`` is :class:`raw_env` inside PettingZoo's standard wrappers (an
-illegal move ends the game with ``illegal_reward`` for that agent); ``raw_env`` raises
-:class:`~spades_env.core.IllegalActionError` instead, and also when stepped after the episode
-has ended. The wrappers are PettingZoo's ``TerminateIllegalWrapper``,
+``spades_env.env(**kwargs)`` is :class:`raw_env` inside PettingZoo's standard wrappers. The
+illegal-action setting is the one of every front-end (:mod:`spades_env.core.episode`):
+``illegal="penalty"`` ends the game with ``illegal_reward`` for that agent (the default of
+``env()``, through PettingZoo's ``TerminateIllegalWrapper``; ``raw_env(illegal="penalty")``
+does it itself); ``illegal="raise"`` (the default of ``raw_env``) raises
+:class:`~spades_env.core.IllegalActionError` with nothing changed. ``raw_env`` also raises when
+stepped after the episode has ended. The wrappers are PettingZoo's ``TerminateIllegalWrapper``,
 ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``, subclassed only to read the
 per-step attributes (``agent_selection``, ``terminations``, ...) without PettingZoo's
 ``__getattr__`` chain, which otherwise costs more than the game (see benchmarks/README.md).
+Each ``step`` is one :meth:`~spades_env.core.game.SpadesGame.step` of the facade (apply,
+settle the episode and reward knobs, deal the next hand, keep the hand log): the env holds no
+rules and no stepping of its own.
 
 ===================  =================================================================
 agents               ``player_0`` .. ``player_3`` = seats N, E, S, W; teams NS = {0, 2},
@@ -22,6 +28,8 @@ reward               ``reward="score"``: each hand, every seat gets its team's s
                      times ``reward_scale`` (default 0.01); ``reward="win"``: +1 / -1 per
                      team at the end of the episode
 truncation           a game longer than the rules' ``max_hands`` ends truncated
+illegal action       ``illegal="penalty" | "raise"`` and ``illegal_reward`` (default -1),
+                     as for ``Spades-v0``, the vector adapters and ``VectorSpades``
 infos                ``infos[agent]["action_mask"]``: the same mask as in the observation
                      (for libraries that read it there, e.g. AgileRL); at the end of the
                      episode also scores, bags, games won and ``truncated_by_hand_cap``
@@ -61,11 +69,11 @@ from pettingzoo.utils import wrappers
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.engine import legal_mask
-from spades_env.core.game import IllegalActionError, SpadesGame
+from spades_env.core.game import IllegalActionError, SpadesGame, StepResult
 from spades_env.core.jit import jit
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.core.validate import InputError, check_float, check_seat, check_seed
-from spades_env.episode import TERMINATED, TRUNCATED, episode_code, reward_code, settle
+from spades_env.episode import EpisodeKnobs, check_illegal
 from spades_env.observation import (
     OBS_SIZE,
     STATE_VEC_SIZE,
@@ -179,11 +187,16 @@ def parallel_env(**kwargs: Any) -> ParallelEnv:
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The Spades AEC env in PettingZoo's standard wrappers (see :class:`raw_env`): an
-    illegal move ends the game with ``illegal_reward`` (default -1) for that agent."""
-    illegal_reward = kwargs.pop("illegal_reward", -1.0)
-    e = raw_env(**kwargs)
-    e = TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
+    """The Spades AEC env in PettingZoo's standard wrappers (see :class:`raw_env`).
+
+    ``illegal="penalty"`` (the default): an illegal move ends the game with ``illegal_reward``
+    (default -1) for that agent (PettingZoo's ``TerminateIllegalWrapper``);
+    ``illegal="raise"``: :class:`~spades_env.core.IllegalActionError`, nothing changed."""
+    illegal = check_illegal(kwargs.pop("illegal", "penalty"))
+    illegal_reward = check_float(kwargs.pop("illegal_reward", -1.0), "illegal_reward")
+    e = raw_env(illegal="raise", illegal_reward=illegal_reward, **kwargs)
+    if illegal == "penalty":
+        e = TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
     e = AssertOutOfBoundsWrapper(e)
     e = OrderEnforcingWrapper(e)
     return e
@@ -216,14 +229,16 @@ class raw_env(AECEnv):
         reward_scale: float = 0.01,
         render_mode: str | None = None,
         render_viewer: int | None = None,
+        illegal: str = "raise",
+        illegal_reward: float = -1.0,
     ) -> None:
         super().__init__()
         self.metadata = copy.deepcopy(type(self).metadata)  # per instance: wrappers may edit it
         self.rules = load_rules(rules)
-        self._episode = episode_code(episode)
-        self._reward = reward_code(reward)
+        self.knobs = EpisodeKnobs(episode, reward, reward_scale, illegal, illegal_reward)
         self.episode, self.reward_kind = episode, reward
-        self.reward_scale = check_float(reward_scale, "reward_scale")
+        self.reward_scale = self.knobs.reward_scale
+        self.illegal, self.illegal_reward = self.knobs.illegal, self.knobs.illegal_reward
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(
                 f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}"
@@ -252,7 +267,6 @@ class raw_env(AECEnv):
         self.game: SpadesGame | None = None
         self.agents: list[str] = []
         self._seeder = np.random.default_rng()
-        self._rew = np.zeros(4, dtype=np.float64)
         self._reward_pending = False
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -281,7 +295,17 @@ class raw_env(AECEnv):
         saved = seeder.bit_generator.state if options and seed is None else None
         try:  # the options are checked by the game; a refusal puts the generator back
             game_seed = int(seeder.integers(2**63 - 1))
-            game = SpadesGame(self.rules, seed=game_seed, dealer=options.get("dealer"))
+            k = self.knobs
+            game = SpadesGame(
+                self.rules,
+                seed=game_seed,
+                dealer=options.get("dealer"),
+                episode=k.episode,
+                reward=k.reward,
+                reward_scale=k.reward_scale,
+                illegal=k.illegal,
+                illegal_reward=k.illegal_reward,
+            )
             if options.keys() - {"dealer"}:
                 game.set_hand(
                     hands=options.get("hands"),
@@ -322,11 +346,10 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self._state
-        self.game.apply(action)
+        r = self.game.step(action)  # the facade applies, settles, deals on and keeps the log
         self._cumulative_rewards[agent] = 0.0
-        if state[L.PHASE] >= L.PH_HAND_END:
-            self._settle()
+        if r.hand is not None or r.illegal:
+            self._settled(r)
             if self.agents and not self.terminations[self.agent_selection] and not self.truncations[self.agent_selection]:
                 self._mask_info(agent)
         else:
@@ -335,26 +358,24 @@ class raw_env(AECEnv):
                 rewards = self.rewards
                 for a in rewards:
                     rewards[a] = 0.0
-            self.agent_selection = self.possible_agents[state[L.TURN]]
+            self.agent_selection = self.possible_agents[self._state[L.TURN]]
             self._mask_info(agent)
         if self.render_mode == "human":
             self.render()
 
-    def _settle(self) -> None:
-        """A hand has ended: pay rewards, then end the episode or deal the next hand."""
-        rew = self._rew
-        status = settle(self._state, self._params, self._episode, self._reward, self.reward_scale, rew)
+    def _settled(self, r: StepResult) -> None:
+        """A hand ended (or, under ``illegal="penalty"``, an illegal action ended the episode):
+        pay the step's rewards, then end the episode or go on with the hand the game dealt."""
         rewards = self.rewards
         for i, a in enumerate(self.agents):
-            rewards[a] = float(rew[i])
+            rewards[a] = r.rewards[i]
         self._reward_pending = True
-        if status == TERMINATED or status == TRUNCATED:
-            flags = self.terminations if status == TERMINATED else self.truncations
+        if r.terminated or r.truncated:
+            flags = self.terminations if r.terminated else self.truncations
             for a in self.agents:
                 flags[a] = True
                 self.infos[a] = self._end_info()
         else:
-            self.game.begin_hand_log()  # settle dealt the next hand: start its log
             turn = int(self._state[L.TURN])
             if turn < 0:
                 raise RuntimeError("no seat to act in a running episode")

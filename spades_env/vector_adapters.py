@@ -8,8 +8,13 @@ played by given Policies.
 
 In both, game ``i`` of the batch is one environment: the learner plays ``learner_seats``
 (default N and S, ``(0, 2)``; ``(0,)`` in the two-player game), and the other seats are
-played by ``opponents`` (a Policy for all of them, a ``{seat: Policy}`` dict, or ``None`` for
-seeded :class:`~spades_env.policy.RandomPolicy` players). After each learner action the other
+played by ``opponents`` (a Policy for all of them, a ``{seat: Policy}`` dict, bots registry
+names or checkpoint paths, or ``None`` for seeded :class:`~spades_env.policy.RandomPolicy`
+players), resolved by the one resolver (:mod:`spades_env.resolve`) and stepped by the one
+batched driver (:func:`spades_env.driver.step_seated`). The illegal-action setting is the one
+of every front-end: ``illegal="raise"`` (the default, as ``VectorSpades``) or ``"penalty"``
+(with ``illegal_reward``: that game ends, terminated, with the penalty as its reward;
+``info["illegal_action"]``). After each learner action the other
 seats' moves are stepped internally until a learner seat is to act again in every game, so
 every observation is a learner seat's. The reward is the learner team's (the reward of
 ``learner_seats[0]``, summed over the internal steps). A finished episode resets its game at
@@ -22,7 +27,7 @@ SB3 and Gymnasium are imported here only; :mod:`spades_env.vector` does not need
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -32,27 +37,34 @@ from gymnasium.vector.utils import batch_space
 
 from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.rules import RulesConfig
+from spades_env.driver import step_seated
+from spades_env.episode import EpisodeKnobs
 from spades_env.observation import OBS_SIZE, encode_observation
 from spades_env.pettingzoo_env import observation_bounds
-from spades_env.policy import Policy, RandomPolicy, learner_seats_of
+from spades_env.policy import learner_seats_of
+from spades_env.resolve import OpponentSpec, opponent_specs, resolve_opponents
 from spades_env.vector import VectorSpades
 
 
 class LearnerDriver:
-    """The shared core of the adapters: steps the other seats until a learner seat acts."""
+    """The shared core of the adapters: steps the other seats, through the one batched driver
+    (:func:`spades_env.driver.step_seated`), until a learner seat acts."""
 
     def __init__(
         self,
         num_envs: int,
         rules: RulesConfig | str | dict | None = None,
         learner_seats: Sequence[int] | None = None,
-        opponents: Policy | Mapping[int, Policy] | None = None,
+        opponents: OpponentSpec = None,
         episode: str = "game",
         reward: str = "score",
         reward_scale: float = 0.01,
         seed: int | None = None,
         parallel: bool = False,
+        illegal: str = "raise",
+        illegal_reward: float = -1.0,
     ) -> None:
+        knobs = EpisodeKnobs(episode, reward, float(reward_scale), illegal, illegal_reward)
         self.engine = VectorSpades(
             num_envs,
             rules,
@@ -60,6 +72,8 @@ class LearnerDriver:
             reward=reward,
             reward_scale=reward_scale,
             seed=seed,
+            illegal=knobs.illegal,
+            illegal_reward=knobs.illegal_reward,
             parallel=parallel,
         )
         self.num_envs = num_envs
@@ -69,26 +83,15 @@ class LearnerDriver:
         self.is_learner = np.zeros(4, dtype=np.bool_)
         self.is_learner[list(seats)] = True
         others = [s for s in range(n) if s not in seats]
-        if opponents is None:
-            base = np.random.SeedSequence(seed).spawn(len(others)) if others else []
-            self.opponents = {
-                s: RandomPolicy(np.random.default_rng(ss)) for s, ss in zip(others, base, strict=True)
-            }
-        elif isinstance(opponents, Mapping):
-            missing = [s for s in others if s not in opponents]
-            if missing:
-                raise ValueError(f"opponents has no Policy for seat(s) {missing}")
-            self.opponents = {s: opponents[s] for s in others}
-        else:
-            if not isinstance(opponents, Policy):
-                raise TypeError(
-                    f"opponents must be a Policy or a {{seat: Policy}} dict, got {type(opponents).__name__}"
-                )
-            self.opponents = {s: opponents for s in others}
+        specs = opponent_specs(opponents, others)  # the one resolver of opponent specs
+        base = np.random.SeedSequence(seed).spawn(len(others)) if others else []
+        self.opponents = resolve_opponents(specs, self.engine.rules, dict(zip(others, base, strict=True)))
         self._actions = np.zeros(num_envs, dtype=np.int64)
         self.reward = np.zeros(num_envs, dtype=np.float32)
         self.terminated = np.zeros(num_envs, dtype=np.bool_)
         self.truncated = np.zeros(num_envs, dtype=np.bool_)
+        self.illegal = np.zeros(num_envs, dtype=np.bool_)
+        """``illegal="penalty"``: the learner's action in game ``i`` was illegal and ended it."""
         self.final_obs = np.zeros((num_envs, OBS_SIZE), dtype=np.float32)
 
     def reset(self, seed: int | Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -97,6 +100,7 @@ class LearnerDriver:
         self.reward[:] = 0.0
         self.terminated[:] = False
         self.truncated[:] = False
+        self.illegal[:] = False
         self._play_others()
         res = self.engine._result()
         return res.obs, res.mask
@@ -105,6 +109,9 @@ class LearnerDriver:
         """Apply the learner's actions, then the other seats' until the learner acts again."""
         res = self.engine.step(actions)
         self.reward[:] = res.reward[:, self.learner_seats[0]]
+        self.illegal[:] = res.illegal
+        if res.illegal.any():  # the penalty goes to the learner seat that acted
+            self.reward[:] = np.where(res.illegal, res.reward.sum(axis=1), self.reward)
         self.terminated[:] = res.terminated
         self.truncated[:] = res.truncated
         self._finals(np.flatnonzero(res.terminated | res.truncated))
@@ -123,11 +130,8 @@ class LearnerDriver:
             others = ~self.is_learner[eng._seat]
             if not others.any():
                 return
-            idx = np.flatnonzero(others)
-            for i in idx:
-                self._actions[i] = self.opponents[int(eng._seat[i])].act(eng._obs[i], eng._mask[i])
             was_done = self.terminated | self.truncated
-            res = eng.step(self._actions, active=others)
+            res = step_seated(eng, self.opponents, others, self._actions)
             # a reward after the episode ended belongs to the next one (none arrives before the
             # learner's first move of a game, but keep the books straight anyway)
             self.reward += np.where(was_done, 0.0, res.reward[:, self.learner_seats[0]]).astype(np.float32)
@@ -184,16 +188,15 @@ class SpadesVectorEnv(VectorEnv):
         infos: dict[str, Any] = {}
         done = d.terminated | d.truncated
         for i in np.flatnonzero(done):
-            infos = self._add_info(
-                infos,
-                {
-                    "final_obs": {
-                        "observation": d.final_obs[i].copy(),
-                        "action_mask": np.zeros(NUM_ACTIONS, np.int8),
-                    }
-                },
-                int(i),
-            )
+            info: dict[str, Any] = {
+                "final_obs": {
+                    "observation": d.final_obs[i].copy(),
+                    "action_mask": np.zeros(NUM_ACTIONS, np.int8),
+                }
+            }
+            if d.illegal[i]:
+                info["illegal_action"] = True
+            infos = self._add_info(infos, info, int(i))
         return self._obs(obs, mask), d.reward.copy(), d.terminated.copy(), d.truncated.copy(), infos
 
     def action_masks(self) -> np.ndarray:
@@ -248,6 +251,8 @@ def _build_sb3_vec_env() -> type:
                     "terminal_observation": d.final_obs[i].copy(),
                     "TimeLimit.truncated": bool(d.truncated[i] and not d.terminated[i]),
                 }
+                if d.illegal[i]:
+                    infos[i]["illegal_action"] = True
             return obs.copy(), d.reward.copy(), done.copy(), infos
 
         def action_masks(self) -> np.ndarray:

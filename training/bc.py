@@ -118,6 +118,7 @@ def teacher_chunk(rules_name: str, teacher: str, n: int, num_envs: int, seed: in
     """``n`` decisions of fresh games with every seat played by ``teacher``:
     ``obs`` float16 ``[n, OBS_SIZE]``, ``mask`` bool ``[n, 70]``, ``action`` int8 ``[n]``."""
     from spades_env.bots import make_policy
+    from spades_env.driver import seated_actions
     from spades_env.vector import VectorSpades
 
     rules = load_rules(rules_name)
@@ -136,14 +137,20 @@ def teacher_chunk(rules_name: str, teacher: str, n: int, num_envs: int, seed: in
             from spades_env.bots.heuristic import heuristic_actions
 
             acts[:] = heuristic_actions(res.obs, res.mask, batched)
-        for i in range(num_envs if batched is None else 0):
-            key = (i, int(res.seat[i]))
-            entry = bots.get(key)
-            if entry is None or entry[1] != hands[i]:
-                bseed = int(np.random.SeedSequence([seed, i, key[1], int(hands[i]), t]).generate_state(1)[0])
-                entry = (make_policy(teacher, seed=bseed, rules=rules), int(hands[i]))
-                bots[key] = entry
-            acts[i] = entry[0].act(res.obs[i], res.mask[i])
+        else:
+
+            def teacher_of(i: int, seat: int, t: int = t, hands: np.ndarray = hands) -> Any:
+                key = (i, seat)
+                entry = bots.get(key)
+                if entry is None or entry[1] != hands[i]:
+                    bseed = int(
+                        np.random.SeedSequence([seed, i, seat, int(hands[i]), t]).generate_state(1)[0]
+                    )
+                    entry = (make_policy(teacher, seed=bseed, rules=rules), int(hands[i]))
+                    bots[key] = entry
+                return entry[0]
+
+            seated_actions(res.obs, res.mask, res.seat, teacher_of, acts)  # the one driver of seated policies
         rows = slice(t * num_envs, (t + 1) * num_envs)
         obs[rows] = res.obs
         mask[rows] = res.mask

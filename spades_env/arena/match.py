@@ -1,7 +1,8 @@
 """Playing one hand, game or match with four seated policies, and what each hand produced.
 
-Each seat's policy acts only on its own observation (``encode_observation``) and the legal
-mask of the seat to act. Policies are named by strings resolved through the bots registry
+Each seat's policy acts only on its own observation and legal mask
+(:meth:`~spades_env.core.game.SpadesGame.observe`); the play goes through the one driver,
+:func:`spades_env.driver.drive`. Policies are named by strings resolved through the bots registry
 (``"random"``, ``"greedy"``, ``"heuristic"``, ``"search:budget=0.1"``), or given as a picklable
 factory ``f(seed, rules) -> Policy``; a path to a checkpoint is handed to a loader hook.
 """
@@ -10,95 +11,32 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from spades_env import resolve as _resolve
 from spades_env.core import layout as L
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import RulesConfig
 from spades_env.core.scoring import contract_tricks as counted_tricks
 from spades_env.core.scoring import score_team, team_contract
 from spades_env.core.validate import InputError
-from spades_env.observation import OBS_SIZE, encode_observation
-from spades_env.policy import Policy, RandomPolicy
+from spades_env.driver import bind_true_state, drive
+from spades_env.policy import Policy
 
 FORMATS = ("hand", "game", "match")
 
 PolicyFactory = Callable[[int, RulesConfig], Policy]
 PolicySpec = str | PolicyFactory
 
-# Loaders for policy names that are not bots, tried in order: (predicate(name), loader(name,
-# seed, rules)). Checkpoint loading registers itself here (see ``register_policy_loader``).
-_LOADERS: list[tuple[Callable[[str], bool], Callable[[str, int | None, RulesConfig], Policy]]] = []
-
-
-def register_policy_loader(
-    predicate: Callable[[str], bool], loader: Callable[[str, int | None, RulesConfig], Policy]
-) -> None:
-    """Let names for which ``predicate(name)`` holds (e.g. checkpoint paths) be loaded by
-    ``loader(name, seed, rules)``. Must be registered in every worker process too (do it at
-    import time of the module that defines the loader)."""
-    _LOADERS.append((predicate, loader))
-
-
-def _looks_like_path(name: str) -> bool:
-    return "/" in name or name.endswith((".safetensors", ".json", ".pt")) or Path(name).exists()
-
-
-def resolve_policy(spec: PolicySpec, seed: int | None, rules: RulesConfig) -> Policy:
-    """A Policy from a name (bots registry, checkpoint path) or a factory ``f(seed, rules)``."""
-    if callable(spec):
-        return spec(seed, rules)
-    if not isinstance(spec, str) or not spec:
-        raise InputError(f"a policy must be a name or a factory f(seed, rules), got {spec!r}")
-    for predicate, loader in _LOADERS:
-        if predicate(spec):
-            return loader(spec, seed, rules)
-    try:
-        from spades_env.bots import POLICY_NAMES, make_policy
-    except ImportError:  # no bots registry: only "random"
-        POLICY_NAMES, make_policy = ("random",), None
-    base = spec.split(":", 1)[0].strip().lower()
-    if base not in POLICY_NAMES and _looks_like_path(spec):
-        try:
-            from spades_env.checkpoint import load_policy  # type: ignore[import-not-found]
-        except ImportError:
-            raise InputError(
-                f"policy {spec!r} looks like a checkpoint path, but no checkpoint loader is "
-                "installed (spades_env.checkpoint.load_policy, or register_policy_loader)"
-            ) from None
-        return load_policy(spec, seed=seed, rules=rules)
-    if make_policy is not None:
-        return make_policy(spec, seed=seed, rules=rules)
-    if spec == "random":
-        return RandomPolicy(seed)
-    raise InputError(f"unknown policy {spec!r} (the bots registry spades_env.bots is not available)")
-
-
-def check_policy_name(spec: PolicySpec) -> None:
-    """Refuse, before any play, a policy spec that :func:`resolve_policy` could never load: a
-    non-string, an unknown bot, bad bot options (``PolicyNameError``), a checkpoint path that
-    does not exist. Nothing is loaded (a checkpoint's contents are checked when it loads)."""
-    if callable(spec):
-        return
-    if not isinstance(spec, str) or not spec.strip():
-        raise InputError(f"a policy must be a non-empty name or a factory f(seed, rules), got {spec!r}")
-    if any(predicate(spec) for predicate, _ in _LOADERS):
-        return
-    try:
-        from spades_env.bots import POLICY_NAMES, parse_policy_name
-    except ImportError:  # no bots registry: only "random"
-        if spec != "random" and not _looks_like_path(spec):
-            raise InputError(f"unknown policy {spec!r} (the bots registry spades_env.bots is not available)") from None
-        return
-    base = spec.split(":", 1)[0].strip().lower()
-    if base not in POLICY_NAMES and _looks_like_path(spec):
-        if not Path(spec).exists():
-            raise InputError(f"{spec}: no such checkpoint (the path does not exist)")
-        return
-    parse_policy_name(spec)
+# The resolver of policy names lives in spades_env.resolve (one for every front-end and tool);
+# these names stay importable from here.
+_LOADERS = _resolve._LOADERS
+_looks_like_path = _resolve._looks_like_path
+register_policy_loader = _resolve.register_policy_loader
+resolve_policy = _resolve.resolve_policy
+check_policy_name = _resolve.check_policy_name
 
 
 def spec_name(spec: PolicySpec) -> str:
@@ -200,60 +138,56 @@ def _team_hand(state: np.ndarray, params: np.ndarray, team: int, bags_before: in
 MAX_HANDS_PER_RUN = 10_000
 
 
+def _hand_record(state: np.ndarray, params: np.ndarray, hands: tuple[int, ...], dealer: int, bags_before: tuple[int, int]) -> HandRecord:
+    """The arena's record of a hand from the state row as it ended."""
+    return HandRecord(
+        game=int(state[L.GAME_NUM]) - (1 if state[L.PHASE] >= L.PH_GAME_END else 0),
+        dealer=dealer,
+        hands=hands,
+        bids=tuple(int(state[L.BIDS + s]) for s in range(4)),
+        tricks=tuple(int(state[L.TRICKS_WON + s]) for s in range(4)),
+        teams=(
+            _team_hand(state, params, 0, bags_before[0]),
+            _team_hand(state, params, 1, bags_before[1]),
+        ),
+    )
+
+
 def play(game: SpadesGame, policies: list[Policy], fmt: str = "game") -> PlayResult:
     """Play ``game`` from its current hand with ``policies[seat]`` until the end of the hand,
-    game or match (``fmt``); return the hands played and the winners. Raises RuntimeError
-    after ``MAX_HANDS_PER_RUN`` hands (rules without a hand cap whose game never ends)."""
+    game or match (``fmt``, the game's episode knob for the run); return the hands played and
+    the winners. The play goes through the one driver (:func:`spades_env.driver.drive`, so
+    :meth:`SpadesGame.step`). Raises RuntimeError after ``MAX_HANDS_PER_RUN`` hands (rules
+    without a hand cap whose game never ends)."""
     if fmt not in FORMATS:
         raise InputError(f"format must be one of {FORMATS}, got {fmt!r}")
     if game.num_seats != 4:
         raise InputError("the arena plays the four-player game (two partnerships)")
     if len(policies) != 4:
         raise InputError(f"need 4 policies (one per seat), got {len(policies)}")
-    state, params = game.state, game.params
-    for p in policies:
-        bind = getattr(p, "bind", None)
-        if callable(bind):  # evaluation-only cheating bots read the true state (labelled "cheat")
-            bind(lambda: game.state)
-    obs = np.zeros(OBS_SIZE, dtype=np.float32)
+    params = game.params
+    game.set_episode(episode=fmt)
+    bind_true_state(game, policies)  # evaluation-only cheating bots read the true state
     out = PlayResult()
-    while True:
-        dealt = tuple(int(state[L.HANDS + s]) for s in range(4))
-        dealer = int(state[L.DEALER])
-        bags_before = (int(state[L.BAGS]), int(state[L.BAGS + 1]))
-        while not game.is_hand_over:
-            seat = game.current_player
-            encode_observation(state, params, seat, obs)
-            mask = game.legal_mask()
-            action = policies[seat].act(obs.copy(), mask)
-            game.apply(int(action))  # raises IllegalActionError naming the seat and phase
-        out.hands.append(
-            HandRecord(
-                game=int(state[L.GAME_NUM]) - (1 if game.is_game_over else 0),
-                dealer=dealer,
-                hands=dealt,
-                bids=tuple(int(state[L.BIDS + s]) for s in range(4)),
-                tricks=tuple(int(state[L.TRICKS_WON + s]) for s in range(4)),
-                teams=(
-                    _team_hand(state, params, 0, bags_before[0]),
-                    _team_hand(state, params, 1, bags_before[1]),
-                ),
-            )
-        )
-        if game.is_game_over:
-            out.game_winners.append(int(state[L.GAME_WINNER]))
-        if game.is_over:
-            out.match_winner = int(state[L.MATCH_WINNER])
-            out.truncated = bool(state[L.TRUNCATED])
-            return out
-        if fmt == "hand" or (fmt == "game" and game.is_game_over):
-            return out
-        if len(out.hands) >= MAX_HANDS_PER_RUN:
+
+    def on_step(r: Any) -> None:
+        if r.hand is None:
+            return
+        log, st = r.hand, r.hand_end_state
+        out.hands.append(_hand_record(st, params, log.hands, log.dealer, log.bags_before))
+        if st[L.PHASE] >= L.PH_GAME_END:
+            out.game_winners.append(int(st[L.GAME_WINNER]))
+        if st[L.PHASE] == L.PH_MATCH_END:
+            out.match_winner = int(st[L.MATCH_WINNER])
+            out.truncated = bool(st[L.TRUNCATED])
+        elif not r.done and len(out.hands) >= MAX_HANDS_PER_RUN:
             raise RuntimeError(
-                f"no end after {len(out.hands)} hands (scores {game.scores}); set the rules' "
-                "max_hands or mercy_rule so that games end"
+                f"no end after {len(out.hands)} hands (scores {tuple(int(x) for x in st[L.SCORES : L.SCORES + 2])}); "
+                "set the rules' max_hands or mercy_rule so that games end"
             )
-        game.next_hand()
+
+    drive(game, policies, on_step=on_step)  # raises IllegalActionError naming the seat and phase
+    return out
 
 
 def describe_rules(rules: RulesConfig) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import numpy as np
 
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import RulesConfig, RulesError, load_rules
-from spades_env.observation import OBS_SIZE, encode_observation
+from spades_env.driver import drive
 from spades_env.policy import RandomPolicy
 from spades_env.records import FORMAT, format_record, record_from_game, save_record
 from spades_env.validation import check_int, check_output_file
@@ -24,18 +24,11 @@ DEFAULT_HANDS = 10
 
 
 def play_random_game(rules: RulesConfig, seed: int) -> SpadesGame:
-    """Play a match of ``rules`` between seeded random policies; returns the finished game."""
-    game = SpadesGame(rules, seed=seed)
+    """Play a match of ``rules`` between seeded random policies (through the one driver,
+    :func:`spades_env.driver.drive`); returns the finished game."""
+    game = SpadesGame(rules, seed=seed, episode="match")
     seeds = np.random.SeedSequence(seed).spawn(game.num_seats)
-    players = [RandomPolicy(np.random.default_rng(s)) for s in seeds]
-    obs = np.zeros(OBS_SIZE, dtype=np.float32)
-    while not game.is_over:
-        if game.is_hand_over:
-            game.next_hand()
-            continue
-        seat = game.current_player
-        encode_observation(game.state, game.params, seat, obs)
-        game.apply(players[seat].act(obs, game.legal_mask()))
+    drive(game, [RandomPolicy(np.random.default_rng(s)) for s in seeds])
     return game
 
 

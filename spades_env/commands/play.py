@@ -19,10 +19,11 @@ import numpy as np
 from spades_env.core import layout as L
 from spades_env.core.actions import BID_BASE, MAX_BID, action_to_str
 from spades_env.core.cards import card_from_str, card_to_str, format_cards
-from spades_env.core.game import SpadesGame, seat_names
+from spades_env.core.game import SpadesGame, StepResult, seat_names
 from spades_env.core.rules import RulesConfig, RulesError, load_rules
-from spades_env.observation import OBS_SIZE, encode_observation
+from spades_env.driver import drive
 from spades_env.policy import Policy
+from spades_env.resolve import resolve_policy
 from spades_env.validation import check_int
 
 SEAT_WORDS = {"n": 0, "north": 0, "e": 1, "east": 1, "s": 2, "south": 2, "w": 3, "west": 3}
@@ -110,6 +111,42 @@ def _legal_text(legal: list[int]) -> str:
     return "Legal:  " + "  ".join(f"{k + 1}) {action_to_str(a)}" for k, a in enumerate(legal))
 
 
+class _Human:
+    """The human at the table as a seated policy: shows the table and reads a legal move."""
+
+    def __init__(
+        self,
+        game: SpadesGame,
+        me: int,
+        labels: list[str],
+        read: Callable[[str], str],
+        write: Callable[[str], None],
+    ) -> None:
+        self.game, self.me, self.labels, self.read, self.write = game, me, labels, read, write
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = [int(a) for a in np.flatnonzero(action_mask)]
+        write = self.write
+        write("")
+        write(table_text(self.game, self.me, self.labels))
+        write(_legal_text(legal))
+        while True:
+            try:
+                text = self.read("Your move> ")
+            except EOFError:
+                raise Quit from None
+            if text.strip().lower() in ("q", "quit", "exit"):
+                raise Quit
+            if text.strip() in ("?", "h", "help"):
+                write(table_text(self.game, self.me, self.labels))
+                write(_legal_text(legal))
+                continue
+            action = parse_move(text, legal)
+            if action is not None:
+                return action
+            write(f"'{text.strip()}' is not a legal move here. {_legal_text(legal)}")
+
+
 def play_game(
     game: SpadesGame,
     me: int,
@@ -118,66 +155,27 @@ def play_game(
     read: Callable[[str], str] | None = None,
     write: Callable[[str], None] = print,
 ) -> dict:
-    """Play ``game`` to its end with a human at seat ``me`` (``read`` gives their moves);
-    returns the final ``hand_result``. Raises :class:`Quit` when the human quits."""
+    """Play ``game`` to the end of its match with a human at seat ``me`` (``read`` gives their
+    moves), every seat through the one driver (:func:`spades_env.driver.drive`); returns the
+    final hand's result. Raises :class:`Quit` when the human quits."""
     if read is None:
         read = input  # looked up at call time, so a patched builtins.input is used
     n = game.num_seats
     names = seat_names(n)
-    obs = np.zeros(OBS_SIZE, dtype=np.float32)
-    s = game.state
+    game.set_episode(episode="match")
     write(f"You are {names[me]}. " + ", ".join(f"{names[i]}: {labels[i]}" for i in range(n) if i != me))
-    while True:
-        if game.is_hand_over:
-            r = game.hand_result()
-            write(
-                "Hand over: bids "
-                + ", ".join(f"{names[i]} {r['bids'][i]}" for i in range(n))
-                + "; tricks "
-                + ", ".join(f"{names[i]} {r['tricks'][i]}" for i in range(n))
-                + f"; points {r['points'][0]:+d} / {r['points'][1]:+d}; score {r['scores'][0]} - {r['scores'][1]}"
-            )
-            if game.is_over:
-                return r
-            if game.is_game_over:
-                w = r["game_winner"]
-                write(
-                    f"Game over: {('NS', 'EW')[w] if w >= 0 and n == 4 else names[w] if w >= 0 else 'no winner'} won"
-                )
-            game.next_hand()
-            continue
-        seat = game.current_player
-        tricks_before = int(s[L.TRICKS_PLAYED])
-        if seat == me:
-            legal = game.legal_actions()
-            write("")
-            write(table_text(game, me, labels))
-            write(_legal_text(legal))
-            while True:
-                try:
-                    text = read("Your move> ")
-                except EOFError:
-                    raise Quit from None
-                if text.strip().lower() in ("q", "quit", "exit"):
-                    raise Quit
-                if text.strip() in ("?", "h", "help"):
-                    write(table_text(game, me, labels))
-                    write(_legal_text(legal))
-                    continue
-                action = parse_move(text, legal)
-                if action is not None:
-                    break
-                write(f"'{text.strip()}' is not a legal move here. {_legal_text(legal)}")
-            game.apply(action)
-            write(f"You: {action_to_str(action)}")
+    seated: dict[int, Policy] = {**others, me: _Human(game, me, labels, read, write)}
+    tricks_before = [int(game.state[L.TRICKS_PLAYED])]
+    final: dict = {}
+
+    def on_step(r: StepResult) -> None:
+        s = r.hand_end_state if r.hand is not None else game.state  # the table as the action left it
+        if r.seat == me:
+            write(f"You: {action_to_str(r.action)}")
         else:
-            encode_observation(s, game.params, seat, obs)
-            action = int(others[seat].act(obs.copy(), game.legal_mask()))
-            exchange = s[L.PHASE] == L.PH_EXCHANGE
-            game.apply(action)  # IllegalActionError for a bot's illegal move, naming it
-            shown = "passes a card to its partner" if exchange else action_to_str(action)
-            write(f"{names[seat]} ({labels[seat]}): {shown}")
-        if int(s[L.TRICKS_PLAYED]) > tricks_before and s[L.PHASE] in (
+            shown = "passes a card to its partner" if r.phase == "exchange" else action_to_str(r.action)
+            write(f"{names[r.seat]} ({labels[r.seat]}): {shown}")
+        if int(s[L.TRICKS_PLAYED]) > tricks_before[0] and s[L.PHASE] in (
             L.PH_PLAY,
             L.PH_HAND_END,
             L.PH_GAME_END,
@@ -190,11 +188,30 @@ def play_game(
                 if s[L.LAST_TRICK + i] >= 0
             )
             write(f"  trick to {names[w]} ({cards})")
+        tricks_before[0] = int(game.state[L.TRICKS_PLAYED])
+        if r.hand is None:
+            return
+        res = r.hand.result
+        write(
+            "Hand over: bids "
+            + ", ".join(f"{names[i]} {res['bids'][i]}" for i in range(n))
+            + "; tricks "
+            + ", ".join(f"{names[i]} {res['tricks'][i]}" for i in range(n))
+            + f"; points {res['points'][0]:+d} / {res['points'][1]:+d}; score {res['scores'][0]} - {res['scores'][1]}"
+        )
+        if r.done:
+            final.update(res)
+        elif res["phase"] == "game_end":
+            w = res["game_winner"]
+            write(
+                f"Game over: {('NS', 'EW')[w] if w >= 0 and n == 4 else names[w] if w >= 0 else 'no winner'} won"
+            )
+
+    drive(game, seated, on_step=on_step)  # IllegalActionError for a bot's illegal move, naming it
+    return final
 
 
 def run(args: argparse.Namespace, read: Callable[[str], str] | None = None) -> int:
-    from spades_env.arena import resolve_policy
-
     try:
         rules: RulesConfig = load_rules(args.rules)
         if args.max_hands is not None:
@@ -238,7 +255,7 @@ def run(args: argparse.Namespace, read: Callable[[str], str] | None = None) -> i
     except Exception as exc:  # bad names and bad checkpoints: say which
         print(f"spades play: {exc}", file=sys.stderr)
         return 2
-    game = SpadesGame(rules, seed=args.seed)
+    game = SpadesGame(rules, seed=args.seed, episode="match")
     try:
         r = play_game(game, seat, others, labels, read=read)
     except Quit:

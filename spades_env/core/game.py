@@ -1,14 +1,25 @@
 """A readable facade over one game's state row: hands as card strings, legal moves, clear
-errors, a log of every hand for records, and ``__str__``.
+errors, a log of every hand for records, ``__str__``, and the one way to step a game.
 
->>> g = SpadesGame(seed=7)
->>> while not g.is_over: g.apply(g.legal_actions()[0])   # doctest: +SKIP
+Stepping (``observe`` / ``step``) is the facade's job, for every front-end and tool::
+
+    g = SpadesGame("tournament", seed=7, episode="game", reward="score")
+    while not g.episode_over:
+        seat = g.current_player
+        obs, mask = g.observe(seat)              # float32[771], int8[70]
+        r = g.step(policies[seat].act(obs, mask))
+        # r.rewards[s]: seat s's reward this step; r.terminated / r.truncated end the episode
+
+``step`` applies the action, settles the episode and reward knobs
+(:mod:`spades_env.core.episode`), deals the next hand when the episode goes on, and keeps the
+hand log. ``apply`` / ``next_hand`` stay the low-level moves (no rewards, no dealing on).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -21,9 +32,11 @@ from spades_env.core.cards import (
     cards_from_mask,
     format_cards,
 )
+from spades_env.core.episode import RUNNING, TERMINATED, TRUNCATED, EpisodeKnobs, settle
 from spades_env.core.rng import seed_to_rng
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.core.validate import (
+    InputError,
     SpadesError,
     check_bags,
     check_card,
@@ -56,6 +69,49 @@ class HandLog:
     stock: tuple[int, ...]  # the deck order (two-player game: the stock)
     actions: list[int] = field(default_factory=list)
     result: dict | None = None
+
+
+class Observation(NamedTuple):
+    """One seat's view: the observation vector and its legal-action mask."""
+
+    observation: np.ndarray  # float32[OBS_SIZE], relative to the seat (spades_env.observation)
+    action_mask: np.ndarray  # int8[70]: the seat's legal actions; all zeros unless it is to act
+
+
+class StepResult(NamedTuple):
+    """What one :meth:`SpadesGame.step` did."""
+
+    seat: int  # the seat that acted (or tried to)
+    action: Any  # the action as given
+    phase: str  # the phase the action was taken in
+    rewards: tuple[float, ...]  # per seat, this step (settled at the end of a hand, or the penalty)
+    terminated: bool  # the episode ended (decided, or by an illegal action under "penalty")
+    truncated: bool  # the episode was cut short by the rules' max_hands
+    illegal: bool = False  # "penalty": the action was illegal; nothing else changed
+    hand: HandLog | None = None  # the log of the hand this step finished (with its result)
+    hand_end_state: np.ndarray | None = None  # copy of the state row as that hand ended
+
+    @property
+    def done(self) -> bool:
+        """The episode is over."""
+        return self.terminated or self.truncated
+
+
+_OBS_SIZE = 0
+_ENCODE = None
+
+
+def _encoder() -> Any:
+    """The observation encoder. It lives in :mod:`spades_env.observation`, which is built on
+    the core; it is looked up once, on the first ``observe`` (by then every front-end has
+    imported it), so the core's own modules import nothing above them."""
+    global _ENCODE, _OBS_SIZE
+    if _ENCODE is None:
+        import importlib
+
+        mod = importlib.import_module("spades_env.observation")
+        _OBS_SIZE, _ENCODE = mod.OBS_SIZE, mod.encode_observation
+    return _ENCODE
 
 
 def seat_names(num_seats: int) -> tuple[str, ...]:
@@ -109,7 +165,27 @@ def deck_from_stock(stock: Sequence[int | str]) -> np.ndarray:
 
 
 class SpadesGame:
-    """One match of Spades (hands, games to ``target_score``, best-of-``match_games``)."""
+    """One match of Spades (hands, games to ``target_score``, best-of-``match_games``), and
+    the one way to step it as an episode.
+
+    ``episode``, ``reward``, ``reward_scale``, ``illegal`` and ``illegal_reward`` are the
+    episode knobs of :meth:`step` (:class:`~spades_env.core.episode.EpisodeKnobs`; change
+    them with :meth:`set_episode`):
+
+    * :meth:`observe` ``(seat)`` -> :class:`Observation` ``(observation, action_mask)``: the
+      seat's ``float32[771]`` vector (relative to it, :mod:`spades_env.observation`) and its
+      ``int8[70]`` legal mask (all zeros unless it is to act in a running episode).
+    * :meth:`step` ``(action)`` -> :class:`StepResult`: applies the action of the seat to act;
+      when that ends a hand, settles the rewards by the knobs (``"score"``: each seat its
+      team's score change times ``reward_scale``; ``"win"``: +1 / -1 at the episode's end),
+      then either ends the episode (``terminated``, or ``truncated`` by ``max_hands``) or
+      deals the next hand and starts its log. An illegal action raises
+      :class:`IllegalActionError` with nothing changed (``illegal="raise"``, the default), or
+      ends the episode with ``illegal_reward`` for that seat (``illegal="penalty"``).
+      ``step`` after the episode ended raises :class:`IllegalActionError`.
+
+    ``apply`` / ``next_hand`` are the low-level moves under ``step`` (no rewards, no dealing
+    on); mixing them with ``step`` is allowed (``next_hand`` starts a new episode)."""
 
     def __init__(
         self,
@@ -117,6 +193,11 @@ class SpadesGame:
         seed: int | None = None,
         *,
         dealer: int | None = None,
+        episode: str = "game",
+        reward: str = "score",
+        reward_scale: float = 0.01,
+        illegal: str = "raise",
+        illegal_reward: float = -1.0,
     ) -> None:
         self.rules = load_rules(rules)
         self.params = self.rules.to_params()
@@ -124,11 +205,34 @@ class SpadesGame:
         if dealer is not None:
             dealer = check_seat(dealer, self.num_seats, "dealer")
         seed = check_seed(seed)
+        self._set_knobs(EpisodeKnobs(episode, reward, reward_scale, illegal, illegal_reward))
         self.state = np.zeros(L.STATE_SIZE, dtype=np.int64)
         E.init_state(self.state, self.params, seed_to_rng(seed), -1 if dealer is None else dealer)
         self.hand_logs: list[HandLog] = []
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._rew = np.zeros(4, dtype=np.float64)
+        self.episode_status = RUNNING
+        """``RUNNING``, ``TERMINATED`` or ``TRUNCATED`` (:mod:`spades_env.core.episode`)."""
         self.begin_hand_log()
+
+    # ---- episode knobs ----------------------------------------------------------------
+    def _set_knobs(self, knobs: EpisodeKnobs) -> None:
+        self.knobs = knobs
+        self._knob_codes = (knobs.episode_code, knobs.reward_code, knobs.reward_scale)
+        self._zero = (0.0,) * self.num_seats
+
+    def set_episode(self, **knobs: Any) -> None:
+        """Change episode knobs (``episode``, ``reward``, ``reward_scale``, ``illegal``,
+        ``illegal_reward``); checked before anything changes."""
+        unknown = set(knobs) - {"episode", "reward", "reward_scale", "illegal", "illegal_reward"}
+        if unknown:
+            raise InputError(f"set_episode: unknown knob(s) {sorted(unknown)}")
+        self._set_knobs(replace(self.knobs, **knobs))
+
+    @property
+    def episode_over(self) -> bool:
+        """The episode of :meth:`step` has ended (terminated or truncated)."""
+        return self.episode_status != RUNNING
 
     # ---- set-up ---------------------------------------------------------------------
     def set_hand(
@@ -169,6 +273,7 @@ class SpadesGame:
         st[L.PHASE] = L.PH_BID
         E.start_hand(st, self.params)
         self.state[:] = st
+        self.episode_status = RUNNING
         self.begin_hand_log()
 
     def begin_hand_log(self) -> None:
@@ -259,7 +364,62 @@ class SpadesGame:
         E.legal_mask(self.state, self.params, self._mask)
         return [int(a) for a in np.flatnonzero(self._mask)]
 
+    def observe(self, seat: int | None = None) -> Observation:
+        """``seat``'s view (default: the seat to act): its observation vector (relative to
+        it) and its legal-action mask, all zeros unless it is to act in a running episode."""
+        encode = _encoder()
+        if seat is None:
+            seat = self.current_player
+            if seat < 0:
+                raise InputError(f"observe(): no seat is to act in phase '{self.phase}'; name the seat")
+        elif not (type(seat) is int and 0 <= seat < self.num_seats):
+            seat = check_seat(seat, self.num_seats)
+        obs = np.empty(_OBS_SIZE, dtype=np.float32)
+        encode(self.state, self.params, seat, obs)
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        if seat == self.state[L.TURN] and self.episode_status == RUNNING:
+            E.legal_mask(self.state, self.params, mask)
+        return Observation(obs, mask)
+
     # ---- acting ---------------------------------------------------------------------
+    def step(self, action: int) -> StepResult:
+        """Apply the action of the seat to act, settle the episode knobs, deal on (see the
+        class docstring). Raises :class:`IllegalActionError` after the episode ended, when
+        nobody is to act, and for an illegal action under ``illegal="raise"`` (nothing
+        changed); under ``"penalty"`` an illegal action ends the episode instead."""
+        if self.episode_status != RUNNING:
+            raise IllegalActionError(
+                f"step() after the episode ended ({'terminated' if self.episode_status == TERMINATED else 'truncated'}"
+                f", episode='{self.knobs.episode}'); start a new game"
+            )
+        state = self.state
+        seat = int(state[L.TURN])
+        phase = L.PHASE_NAMES[int(state[L.PHASE])]
+        try:
+            self.apply(action)
+        except IllegalActionError:
+            if self.knobs.illegal == "raise" or seat < 0:
+                raise
+            self.episode_status = TERMINATED
+            rewards = list(self._zero)
+            rewards[seat] = self.knobs.illegal_reward
+            return StepResult(seat, action, phase, tuple(rewards), True, False, True)
+        if state[L.PHASE] < L.PH_HAND_END:
+            return StepResult(seat, action, phase, self._zero, False, False)
+        log = self.hand_logs[-1]
+        end_state = state.copy()
+        ep, rw, scale = self._knob_codes
+        status = settle(state, self.params, ep, rw, scale, self._rew)
+        rew = self._rew
+        rewards = tuple(float(rew[i]) for i in range(self.num_seats))
+        if status == RUNNING:
+            self.begin_hand_log()  # settle dealt the next hand
+        else:
+            self.episode_status = status
+        return StepResult(
+            seat, action, phase, rewards, status == TERMINATED, status == TRUNCATED, False, log, end_state
+        )
+
     def apply(self, action: int) -> None:
         """Apply an action of the seat to act; raises IllegalActionError (state unchanged)."""
         if not is_int(action):
@@ -295,6 +455,7 @@ class SpadesGame:
         """Deal the next hand after a hand (or game) has ended."""
         if E.next_hand(self.state, self.params) != E.OK:
             raise IllegalActionError(f"next_hand() needs a finished hand; phase is '{self.phase}'")
+        self.episode_status = RUNNING
         self.begin_hand_log()
 
     def hand_result(self) -> dict:
@@ -315,6 +476,9 @@ class SpadesGame:
         """An independent copy (state and logs)."""
         g = SpadesGame.__new__(SpadesGame)
         g.rules, g.params, g.num_seats = self.rules, self.params, self.num_seats
+        g._set_knobs(self.knobs)
+        g._rew = np.zeros(4, dtype=np.float64)
+        g.episode_status = self.episode_status
         g.state = self.state.copy()
         g.hand_logs = [
             HandLog(h.dealer, h.scores_before, h.bags_before, h.hands, h.stock, list(h.actions), h.result)
