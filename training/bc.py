@@ -37,6 +37,7 @@ from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE
 from training.checkpoint import save_checkpoint
 from training.config import ConfigError, config_to_dict, load_config
 from training.network import ActorCritic, masked_logits
+from training.rules_family import load_family, validate_family
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,13 @@ class BCConfig:
     seed: int = 0
     """Seed of the deals, the teacher bots, the initial weights and the minibatches."""
     rules: str = "tournament"
-    """Rules preset name or YAML path."""
+    """Rules preset name or YAML path (unused when ``rules_family`` is set)."""
+    rules_family: tuple[Any, ...] = ()
+    """A family of rules, one drawn per game (as ``training.ppo``'s, :mod:`training.rules_family`);
+    needs a compiled teacher (``heuristic``, ``blind``), which reads each game's rules from its
+    observation. Empty: every game plays ``rules``."""
+    rules_weights: tuple[float, ...] = ()
+    """Weights of the ``rules_family`` members (one each; empty: equal)."""
     teacher: str = "heuristic"
     """Bots registry name of the player to imitate (plays all seats)."""
     decisions: int = 1_000_000
@@ -95,6 +102,11 @@ class BCConfig:
             load_rules(self.rules)
         except Exception as exc:  # noqa: BLE001 - any rules problem is a config problem
             return "rules", str(exc)
+        problem = validate_family(self.rules_family, self.rules_weights)
+        if problem:
+            return problem
+        if self.rules_family and self.teacher not in BATCHED_TEACHERS:
+            return "teacher", f"a rules_family needs a compiled teacher ({', '.join(BATCHED_TEACHERS)})"
         from spades_env.bots import make_policy
 
         try:
@@ -114,15 +126,21 @@ BATCHED_TEACHERS = {"heuristic": "ev", "blind": "always"}
 """Teachers with a compiled batched form (:func:`spades_env.bots.heuristic.heuristic_actions`)."""
 
 
-def teacher_chunk(rules_name: str, teacher: str, n: int, num_envs: int, seed: int) -> dict[str, np.ndarray]:
+def teacher_chunk(
+    rules_name: Any, teacher: str, n: int, num_envs: int, seed: int, rules_weights: list[float] | None = None
+) -> dict[str, np.ndarray]:
     """``n`` decisions of fresh games with every seat played by ``teacher``:
-    ``obs`` float16 ``[n, OBS_SIZE]``, ``mask`` bool ``[n, 70]``, ``action`` int8 ``[n]``."""
+    ``obs`` float16 ``[n, OBS_SIZE]``, ``mask`` bool ``[n, 70]``, ``action`` int8 ``[n]``.
+    ``rules_name`` is one rules, or a list (a ``rules_family``: one drawn per game)."""
     from spades_env.bots import make_policy
     from spades_env.driver import seated_actions
     from spades_env.vector import VectorSpades
 
-    rules = load_rules(rules_name)
-    eng = VectorSpades(num_envs, rules, episode="game", reward="score", seed=seed)
+    family = load_family(rules_name) if isinstance(rules_name, (list, tuple)) else [load_rules(rules_name)]
+    rules = family[0]
+    eng = VectorSpades(
+        num_envs, family, episode="game", reward="score", seed=seed, rules_weights=rules_weights
+    )
     res = eng.reset(seed=seed)
     steps = -(-n // num_envs)
     obs = np.empty((steps * num_envs, OBS_SIZE), dtype=np.float16)
@@ -169,7 +187,10 @@ def generate(cfg: BCConfig) -> dict[str, np.ndarray]:
     sizes = [cfg.chunk_decisions] * (cfg.decisions // cfg.chunk_decisions)
     if cfg.decisions % cfg.chunk_decisions:
         sizes.append(cfg.decisions % cfg.chunk_decisions)
-    tasks = [(cfg.rules, cfg.teacher, n, cfg.num_envs, cfg.seed * 1_000_003 + k) for k, n in enumerate(sizes)]
+    rules, weights = (list(cfg.rules_family) or cfg.rules), (list(cfg.rules_weights) or None)
+    tasks = [
+        (rules, cfg.teacher, n, cfg.num_envs, cfg.seed * 1_000_003 + k, weights) for k, n in enumerate(sizes)
+    ]
     bar = None
     if cfg.progress:
         from tqdm.auto import tqdm
@@ -274,8 +295,10 @@ def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
     print(f"data: {len(data['action'])} decisions in {t1 - t0:.0f} s", flush=True)
     model, history = fit(cfg, data)
     t2 = time.monotonic()
+    family = load_family(cfg.rules_family) if cfg.rules_family else [load_rules(cfg.rules)]
     meta = {
-        "rules": load_rules(cfg.rules).to_dict(),
+        "rules": family[0].to_dict(),
+        **({"rules_family": [r.to_dict() for r in family]} if cfg.rules_family else {}),
         "config": config_to_dict(cfg),
         "trainer": "training.bc",
         "policy": {"deterministic": True},  # imitation of a deterministic teacher: play the argmax

@@ -1,0 +1,211 @@
+"""The lineage pipeline (BC, then PPO stages chained by run folder; a rerun skips finished
+stages) and training over a family of rules (config errors, exact resume, BC teacher data)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("safetensors")
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # training/ is a top-level package of the source tree
+    sys.path.insert(0, str(ROOT))
+
+from training.bc import load_bc_config, teacher_chunk  # noqa: E402
+from training.config import ConfigError  # noqa: E402
+from training.pipeline import load_pipeline, run_pipeline  # noqa: E402
+from training.ppo import load_train_config, train  # noqa: E402
+
+SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
+PIPE_SMOKE = ROOT / "configs" / "train" / "pipeline_smoke.yaml"
+FAST = ["tensorboard=false", "eval_boards=0", "progress=false"]
+FAMILY = "rules_family=[tournament, house, {name: no_blind, blind_nil: false, blind_nil_exchange: 0}]"
+
+
+@pytest.fixture(autouse=True)
+def _one_thread(monkeypatch):
+    torch.set_num_threads(1)
+    monkeypatch.chdir(ROOT)  # stage configs are paths from the repository root
+
+
+# ---- the pipeline -------------------------------------------------------------------------------
+def test_pipeline_chains_stages_and_a_rerun_skips_them(tmp_path):
+    logs: list[str] = []
+    pl = load_pipeline(PIPE_SMOKE, runs=tmp_path)
+    final = run_pipeline(pl, log=logs.append)
+    assert final == tmp_path / "ppo2" / "final"
+    meta = {s: json.loads((tmp_path / s / "final" / "meta.json").read_text()) for s in ("bc", "ppo1", "ppo2")}
+    assert meta["bc"]["trainer"] == "training.bc" and len(meta["bc"]["rules_family"]) == 3
+    # stage 2 started from stage 1's final checkpoint, stage 1 from the BC one; both ended by count
+    assert meta["ppo1"]["config"]["init_from"] == str(tmp_path / "bc" / "final")
+    assert meta["ppo2"]["config"]["init_from"] == str(tmp_path / "ppo1" / "final")
+    assert meta["ppo1"]["update"] == 2 and meta["ppo2"]["update"] == 2
+    assert [r["name"] for r in meta["ppo1"]["rules_family"]] == [
+        "tournament",
+        "house",
+        "no_blind",
+        "openspiel",
+    ]
+    ev = meta["ppo1"]["evaluation"][-1]
+    assert {"tournament/blind", "no_blind/blind"} <= set(ev)  # evaluated on several rules
+    assert all(f"stage {s}:" in " ".join(logs) and "done already" not in logs[0] for s in ("bc", "ppo1"))
+    stamp = (tmp_path / "ppo2" / "final" / "meta.json").stat().st_mtime_ns
+    logs.clear()
+    run_pipeline(load_pipeline(PIPE_SMOKE, runs=tmp_path), log=logs.append)
+    assert len(logs) == 3 and all("done already" in line for line in logs)
+    assert (tmp_path / "ppo2" / "final" / "meta.json").stat().st_mtime_ns == stamp
+    # a finished stage whose config changed is an error, not a silent mix of versions
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(PIPE_SMOKE.read_text().replace("updates: 2\n", "updates: 3\n", 1))
+    with pytest.raises(ConfigError, match=r"stage 'ppo1' finished.*under another config"):
+        run_pipeline(load_pipeline(changed, runs=tmp_path), log=logs.append)
+
+
+def test_pipeline_resumes_a_stopped_stage(tmp_path):
+    pl = load_pipeline(PIPE_SMOKE, runs=tmp_path)
+    from training.pipeline import run_stage, stage_config
+
+    bc = pl.stages[0]
+    run_stage(pl, bc, log=lambda _: None)
+    st = pl.stages[1]
+    cfg = stage_config(pl, st)
+    train(cfg, tmp_path / "ppo1", stop_update=1)  # as if the stage had been stopped after update 1
+    logs: list[str] = []
+    run_stage(pl, st, log=logs.append)
+    assert "resuming from" in logs[0]
+    assert json.loads((tmp_path / "ppo1" / "final" / "meta.json").read_text())["update"] == 2
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("stages: []\n", r"'stages' must be a non-empty list"),
+        ("stagez: []\n", r"unknown key 'stagez'"),
+        (
+            "stages:\n  - {name: a, kind: ppo, config: configs/train/smoke.yaml, init_from: b}\n",
+            r"stages\[0\].*'init_from': 'b' is not an earlier stage",
+        ),
+        ("stages:\n  - {name: a, kind: sft, config: configs/train/smoke.yaml}\n", r"stages\[0\].*'kind'"),
+        ("stages:\n  - {name: a, kind: ppo, config: nope.yaml}\n", r"'config': no such config file"),
+        (
+            "stages:\n  - {name: a, kind: ppo, config: configs/train/smoke.yaml, updates: -1}\n",
+            r"'updates' must be a positive integer",
+        ),
+    ],
+)
+def test_pipeline_file_errors_name_key_and_file(tmp_path, text, words):
+    p = tmp_path / "pipe.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError, match=r"pipe\.yaml.*" + words):
+        load_pipeline(p)
+
+
+def test_pipeline_stage_must_end_by_count(tmp_path):
+    p = tmp_path / "pipe.yaml"
+    p.write_text(
+        "stages:\n  - {name: a, kind: ppo, config: configs/train/smoke.yaml, set: [max_minutes=5]}\n"
+    )
+    with pytest.raises(ConfigError, match=r"pipe\.yaml.*'max_minutes'.*must be 0"):
+        run_pipeline(load_pipeline(p, runs=tmp_path / "runs"))
+
+
+def test_pipeline_cli_exit_status(tmp_path):
+    p = tmp_path / "pipe.yaml"
+    p.write_text("stages: 3\n")
+    r = subprocess.run(
+        [sys.executable, "-m", "training.pipeline", str(p)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert r.returncode == 2 and "pipe.yaml" in r.stderr and "'stages'" in r.stderr
+
+
+# ---- rules-family configs ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "lines, words",
+    [
+        (
+            "rules_family: [tournament, tournamnt]\n",
+            r"'rules_family'.*entry 1 \(tournamnt\).*unknown rules preset",
+        ),
+        (
+            "rules_family: [tournament, {bag_limt: 7}]\n",
+            r"'rules_family'.*entry 1.*unknown rule key.*bag_limt",
+        ),
+        (
+            "rules_family: [tournament, two_player]\n",
+            r"'rules_family'.*same number of players.*two_player: 2",
+        ),
+        ("rules_family: tournament\n", r"'rules_family' must be a list"),
+        ("rules_family: [tournament, house]\nrules_weights: [1]\n", r"'rules_weights'.*one weight per"),
+        ("rules_family: [tournament, house]\nrules_weights: [1, -1]\n", r"'rules_weights'.*non-negative"),
+        ("rules_family: [tournament, house]\nrules_weights: [0, 0]\n", r"'rules_weights'.*not all 0"),
+        ("rules_weights: [1, 2]\n", r"'rules_weights'.*without rules_family"),
+        ("eval_rules: [house, nope]\n", r"'eval_rules'.*entry 1 \(nope\)"),
+    ],
+)
+def test_rules_family_errors_name_key_and_file(tmp_path, lines, words):
+    bad = tmp_path / "fam.yaml"
+    bad.write_text("num_envs: 4\n" + lines)
+    with pytest.raises(ConfigError, match=r"fam\.yaml.*" + words):
+        load_train_config(bad)
+    bc = tmp_path / "bcfam.yaml"
+    bc.write_text("decisions: 100\n" + lines)
+    if "eval_rules" not in lines:
+        with pytest.raises(ConfigError, match=r"bcfam\.yaml.*" + words):
+            load_bc_config(bc)
+
+
+def test_rules_family_variants_and_bc_teacher():
+    cfg = load_train_config(
+        SMOKE, [*FAST, "rules_family=[house, {base: tournament, target_score: 300, bag_limit: 7}]"]
+    )
+    rules = cfg.rules_list()
+    assert [r.target_score for r in rules] == [500, 300] and rules[1].bag_limit == 7
+    assert all(r.max_hands == 4 for r in rules)  # the config's max_hands applies to every member
+    with pytest.raises(ConfigError, match=r"'teacher'.*compiled teacher"):
+        load_bc_config(None, [FAMILY, "teacher=greedy"])
+    data = teacher_chunk(["tournament", "house"], "heuristic", 400, 8, 3, [1.0, 1.0])
+    assert data["obs"].shape[0] == 400 and data["mask"][np.arange(400), data["action"]].all()
+
+
+def test_family_run_resumes_exactly(tmp_path):
+    ov = [
+        *FAST,
+        FAMILY,
+        "rules_weights=[1, 1, 2]",
+        "scripted_bots=[greedy, heuristic, blind]",  # greedy: a Python bot replayed under its game's rules
+        "total_decisions=2048",
+        "checkpoint_every=1",
+    ]
+    cfg = load_train_config(SMOKE, ov)
+    full = train(cfg, tmp_path / "full")
+    assert len(set(full.engine.rules_index.tolist())) > 1
+    train(cfg, tmp_path / "half", stop_update=2)
+    resumed = train(cfg, tmp_path / "resumed", resume=tmp_path / "half" / "checkpoints" / "ckpt_000002")
+    for k, v in full.model.state_dict().items():
+        assert torch.equal(resumed.model.state_dict()[k], v), k
+    assert np.array_equal(resumed.engine.states, full.engine.states)
+    assert np.array_equal(resumed.engine.rules_index, full.engine.rules_index)
+    assert (full.kind == 2).any()
+
+
+def test_total_updates_ends_the_run(tmp_path):
+    cfg = load_train_config(SMOKE, [*FAST, "total_updates=3", "total_decisions=10000000"])
+    tr = train(cfg, tmp_path / "r")
+    assert tr.update == 3 and (tmp_path / "r" / "final" / "meta.json").is_file()
+
+
+def test_trainer_uses_numba_workqueue(monkeypatch):
+    import os
+
+    from training.ppo import numba_workqueue
+
+    monkeypatch.delenv("NUMBA_THREADING_LAYER", raising=False)
+    numba_workqueue()
+    assert os.environ["NUMBA_THREADING_LAYER"] == "workqueue"

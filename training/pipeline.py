@@ -1,0 +1,250 @@
+"""The lineage of a policy, from committed configs, with one command.
+
+Run::
+
+    python -m training.pipeline configs/train/pipeline.yaml [--runs DIR] [--only STAGE]
+
+A pipeline file names a root folder and a list of stages, run in order; each stage writes the
+run folder ``<runs>/<name>``::
+
+    runs: runs/pipeline            # root of the stages' run folders (--runs overrides)
+    export: ""                     # optional: copy the last stage's final checkpoint here
+    stages:
+      - name: bc                   # behaviour cloning (training.bc)
+        kind: bc
+        config: configs/train/bc_family.yaml
+      - name: ppo1                 # PPO (training.ppo) from the BC checkpoint
+        kind: ppo
+        config: configs/train/family.yaml
+        init_from: bc              # an earlier stage: its final checkpoint; "ppo1@650": its
+                                   #   checkpoint of update 650 (keep it with keep_checkpoints)
+        updates: 400               # ends by update count (PPO's total_updates)
+        set: [seed=2]              # optional key=value overrides of the stage config
+
+* **Ends by count.** A PPO stage ends at ``updates`` (or its config's ``total_updates`` /
+  ``total_decisions``); ``max_minutes`` must be 0, so a stage is a function of its configs.
+* **Resumable.** A finished stage leaves ``<run>/stage.json`` (its resolved config and its
+  final checkpoint): a rerun skips it. A PPO stage that was stopped resumes exactly from its
+  ``checkpoints/latest``. A finished stage whose configs changed since is an error (delete its
+  folder to run it again), so a lineage never mixes two versions of a stage.
+* Bad files are :class:`~training.config.ConfigError` messages naming the key and the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from training.checkpoint import CheckpointError
+from training.config import ConfigError, config_to_dict
+
+KINDS = ("bc", "ppo")
+STAGE_KEYS = ("name", "kind", "config", "init_from", "updates", "set")
+TOP_KEYS = ("runs", "export", "stages")
+DONE = "stage.json"
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    kind: str
+    config: str
+    init_from: str = ""
+    updates: int = 0
+    overrides: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    runs: Path
+    export: str
+    stages: tuple[Stage, ...]
+    where: str
+
+
+def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
+    """A checked pipeline file (ConfigError naming the key and the file if bad)."""
+    p = Path(path)
+    where = str(p)
+    if not p.is_file():
+        raise ConfigError(f"{where}: no such pipeline file")
+    try:
+        data = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: a pipeline must be a mapping with keys {', '.join(TOP_KEYS)}")
+    for k in data:
+        if k not in TOP_KEYS:
+            raise ConfigError(f"{where}: unknown key {k!r}; known keys: {', '.join(TOP_KEYS)}")
+    root = runs if runs is not None else data.get("runs", "runs/pipeline")
+    if not isinstance(root, (str, Path)) or not str(root):
+        raise ConfigError(f"{where}: key 'runs' must be a folder path, got {root!r}")
+    export = data.get("export") or ""
+    if not isinstance(export, str):
+        raise ConfigError(f"{where}: key 'export' must be a folder path, got {export!r}")
+    raw = data.get("stages")
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(f"{where}: key 'stages' must be a non-empty list of stages")
+    stages: list[Stage] = []
+    for i, st in enumerate(raw):
+        at = f"{where}: stages[{i}]"
+        if not isinstance(st, dict):
+            raise ConfigError(f"{at}: a stage must be a mapping with keys {', '.join(STAGE_KEYS)}")
+        for k in st:
+            if k not in STAGE_KEYS:
+                raise ConfigError(f"{at}: unknown key {k!r}; known keys: {', '.join(STAGE_KEYS)}")
+        name = st.get("name")
+        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+            raise ConfigError(f"{at}: key 'name' must be a folder name, got {name!r}")
+        if name in {s.name for s in stages}:
+            raise ConfigError(f"{at}: key 'name': stage {name!r} is named twice")
+        kind = st.get("kind")
+        if kind not in KINDS:
+            raise ConfigError(f"{at}: key 'kind' must be one of {', '.join(KINDS)}, got {kind!r}")
+        config = st.get("config")
+        if not isinstance(config, str) or not Path(config).is_file():
+            raise ConfigError(f"{at}: key 'config': no such config file {config!r}")
+        init_from = st.get("init_from") or ""
+        if not isinstance(init_from, str):
+            raise ConfigError(f"{at}: key 'init_from' must be a stage name, got {init_from!r}")
+        if init_from:
+            if kind == "bc":
+                raise ConfigError(f"{at}: key 'init_from': a bc stage starts from scratch")
+            src, _, upd = init_from.partition("@")
+            if src not in {s.name for s in stages}:
+                raise ConfigError(
+                    f"{at}: key 'init_from': {src!r} is not an earlier stage "
+                    f"(earlier: {', '.join(s.name for s in stages) or 'none'})"
+                )
+            if upd and not upd.isdigit():
+                raise ConfigError(f"{at}: key 'init_from': {init_from!r} is not STAGE or STAGE@UPDATE")
+        updates = st.get("updates", 0)
+        if isinstance(updates, bool) or not isinstance(updates, int) or updates < 0:
+            raise ConfigError(f"{at}: key 'updates' must be a positive integer, got {updates!r}")
+        if updates and kind == "bc":
+            raise ConfigError(f"{at}: key 'updates' is for ppo stages")
+        sets = st.get("set") or []
+        if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
+            raise ConfigError(f"{at}: key 'set' must be a list of key=value strings, got {sets!r}")
+        stages.append(Stage(name, kind, config, init_from, updates, tuple(sets)))
+    return Pipeline(Path(root), export, tuple(stages), where)
+
+
+def _stage_source(pl: Pipeline, init_from: str) -> Path:
+    src, _, upd = init_from.partition("@")
+    run = pl.runs / src
+    return run / "checkpoints" / f"ckpt_{int(upd):06d}" if upd else run / "final"
+
+
+def stage_config(pl: Pipeline, st: Stage) -> Any:
+    """The stage's resolved config: its file, ``set``, then ``init_from`` and ``updates``."""
+    ov = list(st.overrides)
+    if st.kind == "bc":
+        from training.bc import load_bc_config
+
+        return load_bc_config(st.config, ov or None)
+    from training.ppo import load_train_config
+
+    if st.init_from:
+        ov.append(f"init_from={_stage_source(pl, st.init_from)}")
+    if st.updates:
+        ov.append(f"total_updates={st.updates}")
+    cfg = load_train_config(st.config, ov or None)
+    if cfg.max_minutes > 0:
+        raise ConfigError(
+            f"{pl.where}: stage {st.name!r}: key 'max_minutes' of {st.config} must be 0 in a pipeline "
+            "(stages end by update count)"
+        )
+    return cfg
+
+
+def run_stage(pl: Pipeline, st: Stage, log=print) -> Path:
+    """Run (or skip, or resume) one stage; returns its final checkpoint."""
+    run = pl.runs / st.name
+    cfg = stage_config(pl, st)
+    want = {"kind": st.kind, "config_file": st.config, "config": config_to_dict(cfg)}
+    done = run / DONE
+    if done.is_file():
+        have = json.loads(done.read_text())
+        if {k: have.get(k) for k in want} != want:
+            raise ConfigError(
+                f"{pl.where}: stage {st.name!r} finished in {run} under another config; "
+                f"delete {run} to run it again"
+            )
+        log(f"stage {st.name}: done already ({have['final']})")
+        return Path(have["final"])
+    if st.init_from:
+        src = _stage_source(pl, st.init_from)
+        if not (src / "meta.json").is_file():
+            raise CheckpointError(f"stage {st.name!r}: init_from {st.init_from!r}: no checkpoint {src}")
+    if st.kind == "bc":
+        from training.bc import run as run_bc
+
+        log(f"stage {st.name}: behaviour cloning ({st.config}) -> {run}")
+        final = run_bc(cfg, run)
+        info: dict[str, Any] = {}
+    else:
+        from training.ppo import train
+
+        latest = run / "checkpoints" / "latest"
+        resume = latest if (latest / "meta.json").is_file() else None
+        log(f"stage {st.name}: PPO ({st.config}) -> {run}" + (f", resuming from {latest}" if resume else ""))
+        tr = train(cfg, run, resume)
+        final = run / "final"
+        info = {"updates": tr.update, "decisions": tr.decisions}
+        if not (final / "meta.json").is_file():
+            raise CheckpointError(f"stage {st.name!r}: no final checkpoint in {run} (checkpoint_every is 0?)")
+    done.write_text(json.dumps({**want, "final": str(final), **info}, indent=2) + "\n")
+    return final
+
+
+def run_pipeline(pl: Pipeline, only: str | None = None, log=print) -> Path:
+    """Every stage in order (finished ones skipped); the last stage's final checkpoint."""
+    pl.runs.mkdir(parents=True, exist_ok=True)
+    final = None
+    for st in pl.stages:
+        final = run_stage(pl, st, log)
+        if only == st.name:
+            return final
+    assert final is not None
+    if pl.export:
+        dst = Path(pl.export)
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(final, dst)
+        log(f"exported {final} to {dst}")
+        final = dst
+    return final
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m training.pipeline PIPELINE.yaml [--runs DIR] [--only STAGE]``."""
+    p = argparse.ArgumentParser(prog="python -m training.pipeline", description=__doc__.split("\n\n")[0])
+    p.add_argument("pipeline", help="pipeline YAML (configs/train/pipeline.yaml)")
+    p.add_argument("--runs", default=None, help="root of the stages' run folders (overrides the file's)")
+    p.add_argument("--only", default=None, metavar="STAGE", help="stop after this stage")
+    args = p.parse_args(argv)
+    try:
+        pl = load_pipeline(args.pipeline, args.runs)
+        if args.only is not None and args.only not in {s.name for s in pl.stages}:
+            raise ConfigError(f"--only {args.only!r}: no such stage in {pl.where}")
+        final = run_pipeline(pl, args.only)
+    except (ConfigError, CheckpointError) as exc:
+        print(f"training.pipeline: {exc}", file=sys.stderr)
+        return 2
+    print(f"pipeline done: {final}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+__all__ = ["Pipeline", "Stage", "load_pipeline", "main", "run_pipeline", "run_stage", "stage_config"]

@@ -1,0 +1,76 @@
+"""Pictures of a PPO run: :func:`plot_history` draws ``learning_curve.png`` from ``history.jsonl``
+(losses, entropy and KL, win rates in training games, and the duplicate evaluations with 95%
+CIs, one line per opponent, or per rules and opponent under ``eval_rules``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+
+def plot_history(history_path: Path, out_png: Path) -> Path | None:
+    """The learning curve (losses, entropy, episode stats, evaluations) as a PNG."""
+    if not history_path.is_file():
+        return None
+    rows = [json.loads(line) for line in history_path.read_text().splitlines() if line.strip()]
+    if not rows:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    x = [r["decisions"] for r in rows]
+    for ax, keys, title in (
+        (axes[0, 0], ("loss/pg_loss", "loss/v_loss"), "losses"),
+        (axes[0, 1], ("train/entropy", "train/approx_kl"), "entropy, KL"),
+        (
+            axes[1, 0],
+            ("episode/win_vs_pool", "episode/win_vs_scripted", "episode/win_vs_scripted_scripted_partner"),
+            "win rate in training games (moving average)",
+        ),
+    ):
+        for k in keys:
+            pts = [(xx, r[k]) for xx, r in zip(x, rows, strict=True) if k in r]
+            if pts:
+                xs, ys = (np.array(v) for v in zip(*pts, strict=True))
+                if k.startswith("episode/") and len(ys) >= 10:  # few games per update: smooth
+                    w = max(len(ys) // 20, 5)
+                    ys = np.convolve(ys, np.ones(w) / w, mode="valid")
+                    xs = xs[w - 1 :]
+                ax.plot(xs, ys, label=k.split("/")[-1])
+        ax.set_title(title)
+        ax.set_xlabel("decisions")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    ax = axes[1, 1]
+    evals = [r for r in rows if "eval" in r]
+    for opp in sorted({k for r in evals for k in r["eval"] if isinstance(r["eval"][k], dict)}):
+        pts = [(r["decisions"], r["eval"][opp]) for r in evals if opp in r["eval"]]
+        xs = [p[0] for p in pts]
+        ys = [p[1]["game_win"] for p in pts]
+        lo = [p[1]["game_win"] - p[1]["game_win_ci95"][0] for p in pts]
+        hi = [p[1]["game_win_ci95"][1] - p[1]["game_win"] for p in pts]
+        ax.errorbar(
+            xs,
+            ys,
+            yerr=[lo, hi],
+            marker="o",
+            capsize=3,
+            label=opp.replace("/", ": vs ") if "/" in opp else f"vs {opp}",
+        )
+    ax.set_title("duplicate evaluation: games won (95% CI)")
+    ax.set_xlabel("decisions")
+    ax.set_ylim(0, 1)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=100)
+    plt.close(fig)
+    return out_png
+
+
+__all__ = ["plot_history"]
