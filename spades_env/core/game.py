@@ -6,7 +6,7 @@ Stepping (``observe`` / ``step``) is the facade's job, for every front-end and t
     g = SpadesGame("tournament", seed=7, episode="game", reward="score")
     while not g.episode_over:
         seat = g.current_player
-        obs, mask = g.observe(seat)              # float32[771], int8[70]
+        obs, mask = g.observe(seat)              # float32[OBS_SIZE], int8[70]
         r = g.step(policies[seat].act(obs, mask))
         # r.rewards[s]: seat s's reward this step; r.terminated / r.truncated end the episode
 
@@ -173,7 +173,7 @@ class SpadesGame:
     them with :meth:`set_episode`):
 
     * :meth:`observe` ``(seat)`` -> :class:`Observation` ``(observation, action_mask)``: the
-      seat's ``float32[771]`` vector (relative to it, :mod:`spades_env.observation`) and its
+      seat's ``float32[OBS_SIZE]`` vector (relative to it, :mod:`spades_env.observation`) and its
       ``int8[70]`` legal mask (all zeros unless it is to act in a running episode).
     * :meth:`step` ``(action)`` -> :class:`StepResult`: applies the action of the seat to act;
       when that ends a hand, settles the rewards by the knobs (``"score"``: each seat its
