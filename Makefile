@@ -1,5 +1,6 @@
 # Two commands on a fresh machine:
-#   make run    the main job: the shipped policy against the baselines (table + runs/gauntlet/gauntlet.png)
+#   make run    the main job: the shipped policy against the baselines under three rule settings
+#               (tournament, house, Blind Nil off: a table per rules + runs/matrix/matrix.png)
 #   make test   the test suite (the same command .ci/run calls)
 PY ?= python3
 VENV ?= .venv
@@ -7,7 +8,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q -c constraints.txt
 STAMP := $(VENV)/.installed
 
-.PHONY: run tournament test lint bench install clean presets wheel-smoke rllib-smoke
+.PHONY: run train-policy tournament test lint bench install clean presets wheel-smoke rllib-smoke
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -18,7 +19,12 @@ $(STAMP): pyproject.toml constraints.txt
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/spades gauntlet checkpoints/spades_ppo_v1 --games 500 --out runs/gauntlet
+	$(BIN)/spades matrix checkpoints/spades_ppo_v1 --games 200 --out runs/matrix
+
+# the whole lineage of a rules-family policy (BC, then PPO stages) from committed configs, into
+# runs/family (hours on 2 cores); rerun to resume: finished stages are skipped
+train-policy: $(STAMP)
+	$(BIN)/python -m training.pipeline configs/train/pipeline.yaml
 
 tournament: $(STAMP)
 	$(BIN)/spades tournament --quick --out runs/quick

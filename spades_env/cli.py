@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "spades_env.commands.replay",  # spades replay FILE
     "spades_env.commands.bench",  # spades bench
     "spades_env.arena.commands",  # spades eval, spades tournament
+    "spades_env.arena.matrix",  # spades matrix
     "spades_env.commands.play",  # spades play
 )
 

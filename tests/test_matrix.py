@@ -1,0 +1,60 @@
+"""``spades matrix``: one policy's gauntlet under several rule settings, a table per rules and
+one plot, on a tiny game count."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spades_env.arena.matrix import matrix_rules, matrix_table, run_matrix
+from spades_env.cli import main
+from spades_env.core.validate import InputError
+
+
+def test_matrix_rules_items():
+    label, r = matrix_rules("no_blind")
+    assert label == "no_blind" and not r.blind_nil and r.blind_nil_exchange == 0 and r.target_score == 500
+    label, r = matrix_rules("house")
+    assert label == "house" and r.blind_nil_min_deficit == 100
+    label, r = matrix_rules('short={"target_score": 300, "bag_limit": 7}')
+    assert label == "short" and (r.target_score, r.bag_limit) == (300, 7)
+    for bad, words in (
+        ("nope", "unknown rules preset"),
+        ('{"bag_limt": 7}', "unknown rule key"),
+        ("{x", "JSON"),
+    ):
+        with pytest.raises(InputError, match=words):
+            matrix_rules(bad)
+
+
+def test_run_matrix_one_entry_per_rules():
+    rules = [matrix_rules(x) for x in ("tournament", "no_blind")]
+    rules = [(label, r.replace(max_hands=2)) for label, r in rules]
+    out = run_matrix("heuristic", 2, rules, opponents=["random"], partner="greedy", progress=False)
+    assert [e["label"] for e in out] == ["tournament", "no_blind"]
+    assert all(len(e["matchups"]) == 2 for e in out)
+    assert out[1]["rules"]["blind_nil"] is False
+    assert all(t["blind_nil_bids_per_hand"] == 0 for m in out[1]["matchups"] for t in m["teams"])
+    table = matrix_table("heuristic", out[0])
+    assert "policy vs random" in table and "policy+greedy vs greedy" in table
+
+
+def test_matrix_command_writes_a_table_per_rules_and_one_plot(tmp_path, capsys):
+    args = ["matrix", "heuristic", "--games", "2", "--max-hands", "2", "--opponents", "random"]
+    args += ["--partner", "", "--workers", "1", "--no-progress", "--out", str(tmp_path)]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    for label in ("tournament:", "house:", "no_blind:"):
+        assert label in text
+    data = json.loads((tmp_path / "matrix.json").read_text())
+    assert [e["label"] for e in data["rules"]] == ["tournament", "house", "no_blind"]
+    assert (tmp_path / "matrix.png").stat().st_size > 0
+
+
+def test_matrix_command_errors(capsys):
+    assert main(["matrix", "heuristic", "--rules", "tournament", "nope", "--no-progress"]) == 2
+    assert "spades matrix" in capsys.readouterr().err
+    assert main(["matrix", "heuristic", "--rules", "tournament", "tournament"]) == 2
+    assert "same label" in capsys.readouterr().err
+    assert main(["matrix", "heuristic", "--games", "0"]) == 2
