@@ -83,10 +83,37 @@ def test_pipeline_resumes_a_stopped_stage(tmp_path):
     assert json.loads((tmp_path / "ppo1" / "final" / "meta.json").read_text())["update"] == 2
 
 
+def test_pipeline_stop_at_ends_a_stage_by_count(tmp_path):
+    fast = "set: [tensorboard=false, eval_boards=0, progress=false]"
+    p = tmp_path / "pipe.yaml"
+    p.write_text(
+        f"runs: {tmp_path / 'runs'}\nstages:\n"
+        f"  - {{name: a, kind: ppo, config: configs/train/smoke.yaml, stop_at: 2, {fast}}}\n"
+        f"  - {{name: b, kind: ppo, config: configs/train/smoke.yaml, init_from: a, updates: 1, {fast}}}\n"
+    )
+    final = run_pipeline(load_pipeline(p), log=lambda _: None)
+    a = json.loads((tmp_path / "runs" / "a" / "final" / "meta.json").read_text())
+    assert a["update"] == 2 and a["config"]["total_decisions"] == 2048  # of a 4-update run
+    b = json.loads((final / "meta.json").read_text())
+    assert b["update"] == 1 and b["config"]["init_from"] == str(tmp_path / "runs" / "a" / "final")
+
+
+def test_committed_pipelines_load():
+    for name in ("pipeline.yaml", "pipeline_v1.yaml", "pipeline_smoke.yaml"):
+        from training.pipeline import stage_config
+
+        pl = load_pipeline(ROOT / "configs" / "train" / name)
+        assert [stage_config(pl, st).__class__.__name__ for st in pl.stages][0] == "BCConfig"
+
+
 @pytest.mark.parametrize(
     "text, words",
     [
         ("stages: []\n", r"'stages' must be a non-empty list"),
+        (
+            "stages:\n  - {name: a, kind: bc, config: configs/train/bc.yaml, stop_at: 3}\n",
+            r"stages\[0\].*'stop_at' is for ppo stages",
+        ),
         ("stagez: []\n", r"unknown key 'stagez'"),
         (
             "stages:\n  - {name: a, kind: ppo, config: configs/train/smoke.yaml, init_from: b}\n",

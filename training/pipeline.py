@@ -20,9 +20,17 @@ run folder ``<runs>/<name>``::
                                    #   checkpoint of update 650 (keep it with keep_checkpoints)
         updates: 400               # ends by update count (PPO's total_updates)
         set: [seed=2]              # optional key=value overrides of the stage config
+      - name: ppo2
+        kind: ppo
+        config: configs/train/shipped.yaml
+        init_from: ppo1
+        stop_at: 650               # optional: stop at this update (the learning rate still
+                                   #   anneals over the config's whole run); its checkpoint
+                                   #   there is the stage's final
 
-* **Ends by count.** A PPO stage ends at ``updates`` (or its config's ``total_updates`` /
-  ``total_decisions``); ``max_minutes`` must be 0, so a stage is a function of its configs.
+* **Ends by count.** A PPO stage ends at ``stop_at`` or ``updates`` (or its config's
+  ``total_updates`` / ``total_decisions``); ``max_minutes`` must be 0, so a stage is a function
+  of its configs.
 * **Resumable.** A finished stage leaves ``<run>/stage.json`` (its resolved config and its
   final checkpoint): a rerun skips it. A PPO stage that was stopped resumes exactly from its
   ``checkpoints/latest``. A finished stage whose configs changed since is an error (delete its
@@ -46,7 +54,7 @@ from training.checkpoint import CheckpointError
 from training.config import ConfigError, config_to_dict
 
 KINDS = ("bc", "ppo")
-STAGE_KEYS = ("name", "kind", "config", "init_from", "updates", "set")
+STAGE_KEYS = ("name", "kind", "config", "init_from", "updates", "stop_at", "set")
 TOP_KEYS = ("runs", "export", "stages")
 DONE = "stage.json"
 
@@ -59,6 +67,7 @@ class Stage:
     init_from: str = ""
     updates: int = 0
     overrides: tuple[str, ...] = ()
+    stop_at: int = 0
 
 
 @dataclass(frozen=True)
@@ -131,10 +140,15 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
             raise ConfigError(f"{at}: key 'updates' must be a positive integer, got {updates!r}")
         if updates and kind == "bc":
             raise ConfigError(f"{at}: key 'updates' is for ppo stages")
+        stop_at = st.get("stop_at", 0)
+        if isinstance(stop_at, bool) or not isinstance(stop_at, int) or stop_at < 0:
+            raise ConfigError(f"{at}: key 'stop_at' must be a positive integer, got {stop_at!r}")
+        if stop_at and kind == "bc":
+            raise ConfigError(f"{at}: key 'stop_at' is for ppo stages")
         sets = st.get("set") or []
         if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
             raise ConfigError(f"{at}: key 'set' must be a list of key=value strings, got {sets!r}")
-        stages.append(Stage(name, kind, config, init_from, updates, tuple(sets)))
+        stages.append(Stage(name, kind, config, init_from, updates, tuple(sets), stop_at))
     return Pipeline(Path(root), export, tuple(stages), where)
 
 
@@ -170,7 +184,7 @@ def run_stage(pl: Pipeline, st: Stage, log=print) -> Path:
     """Run (or skip, or resume) one stage; returns its final checkpoint."""
     run = pl.runs / st.name
     cfg = stage_config(pl, st)
-    want = {"kind": st.kind, "config_file": st.config, "config": config_to_dict(cfg)}
+    want = {"kind": st.kind, "config_file": st.config, "config": config_to_dict(cfg), "stop_at": st.stop_at}
     done = run / DONE
     if done.is_file():
         have = json.loads(done.read_text())
@@ -197,8 +211,15 @@ def run_stage(pl: Pipeline, st: Stage, log=print) -> Path:
         latest = run / "checkpoints" / "latest"
         resume = latest if (latest / "meta.json").is_file() else None
         log(f"stage {st.name}: PPO ({st.config}) -> {run}" + (f", resuming from {latest}" if resume else ""))
-        tr = train(cfg, run, resume)
+        tr = train(cfg, run, resume, stop_update=st.stop_at or None)
         final = run / "final"
+        if st.stop_at and tr.update < cfg.updates():  # stopped early by count: its last checkpoint
+            if tr.update != st.stop_at or not (run / "checkpoints" / "latest" / "meta.json").is_file():
+                raise CheckpointError(
+                    f"stage {st.name!r}: {run} is at update {tr.update}, not stop_at {st.stop_at}"
+                )
+            shutil.rmtree(final, ignore_errors=True)
+            shutil.copytree(run / "checkpoints" / "latest", final)
         info = {"updates": tr.update, "decisions": tr.decisions}
         if not (final / "meta.json").is_file():
             raise CheckpointError(f"stage {st.name!r}: no final checkpoint in {run} (checkpoint_every is 0?)")
