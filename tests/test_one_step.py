@@ -300,6 +300,13 @@ def _front_ends(illegal):
     yield "SpadesVectorEnv", lambda: SpadesVectorEnv(2, SHORT, illegal=illegal)
     yield "VectorSpades", lambda: VectorSpades(2, SHORT, illegal=illegal)
     yield "SpadesGame", lambda: SpadesGame(SHORT, illegal=illegal)
+    try:
+        import stable_baselines3  # noqa: F401
+    except ImportError:
+        return
+    from spades_env.vector_adapters import SpadesSB3VecEnv
+
+    yield "SpadesSB3VecEnv", lambda: SpadesSB3VecEnv(2, SHORT, illegal=illegal)
 
 
 def test_every_front_end_takes_the_same_illegal_setting():

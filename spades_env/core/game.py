@@ -102,15 +102,16 @@ _ENCODE = None
 
 
 def _encoder() -> Any:
-    """The observation encoder. It lives in :mod:`spades_env.observation`, which is built on
-    the core; it is looked up once, on the first ``observe`` (by then every front-end has
-    imported it), so the core's own modules import nothing above them."""
+    """The observation encoder, :func:`spades_env.observation.encode_observation`.
+
+    The encoder is built on the core (it imports only ``spades_env.core``), so the core's
+    modules do not import it at import time: it is imported here, once, on the first
+    ``observe`` (the one import from the core to the module right above it)."""
     global _ENCODE, _OBS_SIZE
     if _ENCODE is None:
-        import importlib
+        from spades_env.observation import OBS_SIZE, encode_observation
 
-        mod = importlib.import_module("spades_env.observation")
-        _OBS_SIZE, _ENCODE = mod.OBS_SIZE, mod.encode_observation
+        _OBS_SIZE, _ENCODE = OBS_SIZE, encode_observation
     return _ENCODE
 
 
