@@ -64,10 +64,12 @@ def test_l2_gambles_when_far_behind_and_plays_safe_when_about_to_win():
     # without an exchange a Blind Nil loses points on average (above), but 150 behind with the
     # opponents 50 from the target, seeing the cards rarely wins: the gamble is better
     assert HeuristicPolicy(r).act(*_obs(_blind_spot(r, scores=(300, 450)), 0)) == ACTION_BLIND_NIL
-    # 30 from the target and 370 ahead: a made contract wins at once, while a failed Blind
-    # Nil (-200) gives the opponents hands to come back: safety first
-    t = load_rules(TOURNAMENT)
-    assert HeuristicPolicy(t).act(*_obs(_blind_spot(t, scores=(470, 100)), 0)) == ACTION_SEE_CARDS
+    # with a 2-card exchange a Blind Nil is worth about +70 points at 0-0, and L2 declares;
+    # 20 from the target and 130 ahead, a made contract wins at once while a failed Blind Nil
+    # (-200) gives the game away: safety first
+    t = load_rules(TOURNAMENT).replace(blind_nil_exchange=2)
+    assert HeuristicPolicy(t).act(*_obs(_blind_spot(t), 0)) == ACTION_BLIND_NIL
+    assert HeuristicPolicy(t).act(*_obs(_blind_spot(t, scores=(480, 350)), 0)) == ACTION_SEE_CARDS
 
 
 def test_nobody_declares_over_a_partners_nil_and_blind_always_declares():

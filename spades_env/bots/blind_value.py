@@ -13,7 +13,8 @@ and bags, and compares the mean chance of winning the game afterwards (:func:`wi
 game is over, or a normal model of the remaining hands whose mean and spread per hand are
 measured on the same table under the same rules, :func:`hand_model`), so that it declares Blind Nil exactly
 when that is better: often when it pays (tournament rules), never when it does not, and more
-readily when the score calls for a gamble. Where the partner has bid, deals with a partner
+readily when the score calls for a gamble; where the two win chances are within 2 points of
+each other (the model's error), the expected margin of the hand decides. Where the partner has bid, deals with a partner
 bid close to the real one weigh more; where an opponent has declared Blind Nil already, its
 team's hand is scored as the declaring side of another deal of the table. The two-player game
 has its own table entry.
@@ -38,6 +39,8 @@ NUM_CONFIGS = 2 * (MAX_EXCHANGE + 1) + 1  # four-player (size, partner bid) pair
 TWO_PLAYER_CONFIG = NUM_CONFIGS - 1
 OPT_BLIND, OPT_SEE = 0, 1
 TABLE_FILE = "blind_nil_outcomes.npz"
+WIN_CHANCE_TIE = 0.02
+"""Win chances closer than this are within the model's error: the expected points decide."""
 MAX_DEALS_USED = 256
 """Deals of a table entry a decision averages over (the first ones): enough for the estimate,
 cheap enough for a decision at engine speed."""
@@ -122,14 +125,14 @@ def hand_model(params, table, cfg, m):
 @jit
 def blind_values(row, params, table, out):
     """Mean chance of winning the game after this hand, ``out[0]`` with a Blind Nil by seat 0
-    of the decoded ``row`` and ``out[1]`` seeing the cards, from the outcome table."""
+    of the decoded ``row`` and ``out[1]`` seeing the cards, and the mean margin of the hand
+    (own team's points minus the other's) in ``out[2]`` and ``out[3]``, from the outcome table."""
     n = row[L.NUM_SEATS]
     partner_bid = row[L.BIDS + 2] if n == 4 else L.BID_NONE
     cfg = _config(n, params[L.P_EXCHANGE_CARDS], partner_bid >= 0)
     bids = np.empty(4, dtype=np.int64)
     tricks = np.empty(4, dtype=np.int64)
-    out[0] = 0.0
-    out[1] = 0.0
+    out[:4] = 0.0
     total = 0.0
     m = min(table.shape[1], MAX_DEALS_USED)
     # an opponent who has declared Blind Nil: their hand is scored as the declaring side of
@@ -158,10 +161,10 @@ def blind_values(row, params, table, out):
             if opp_blind:
                 p1 = p_opp_blind
             out[opt] += w * win_chance(row[L.SCORES] + p0, row[L.SCORES + 1] + p1, params, gain, spread)
+            out[2 + opt] += w * (p0 - p1)
         total += w
     if total > 0:
-        out[0] /= total
-        out[1] /= total
+        out[:4] /= total
 
 
 @jit
@@ -176,8 +179,10 @@ def blind_choice(row, params, mode, table):
         return ACTION_BLIND_NIL
     if mode == MODE_NEVER_BLIND or table.shape[1] == 0:
         return ACTION_SEE_CARDS
-    v = np.zeros(2, dtype=np.float64)
+    v = np.zeros(4, dtype=np.float64)
     blind_values(row, params, table, v)
+    if abs(v[OPT_BLIND] - v[OPT_SEE]) < WIN_CHANCE_TIE:  # within the model's error: points decide
+        return ACTION_BLIND_NIL if v[2 + OPT_BLIND] > v[2 + OPT_SEE] else ACTION_SEE_CARDS
     return ACTION_BLIND_NIL if v[OPT_BLIND] > v[OPT_SEE] else ACTION_SEE_CARDS
 
 
