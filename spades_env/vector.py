@@ -36,6 +36,11 @@ Seeding (documented so that any game of the batch can be replayed alone):
   game's 48-bit deal-generator state used as the seed. ``final_states[i]`` holds the state
   row of the finished game (valid where ``terminated | truncated``) and ``game_seeds[i]``
   the seed of the game now in slot ``i``.
+* ``start_games(game_seeds, slots)`` starts in chosen slots the games
+  ``SpadesGame(rules, seed=game_seeds[j])`` themselves (the arena's duplicate boards).
+* ``hand_done[i]`` says that the last ``step`` finished a hand in game ``i``;
+  ``hand_end_states[i]`` then holds its state row as the hand was scored, before the next deal
+  (``SpadesGame.step``'s ``hand_end_state``).
 
 The returned arrays are read-only views of the engine's buffers. Bad input: ``actions``
 must be an integer array of shape ``[B]``. With ``illegal="raise"`` (the default) every game
@@ -210,6 +215,14 @@ def _reset_row(states, params, family, ridx, seeds, obs, masks, seats, write_obs
 
 
 @jit
+def _start_slots(states, params, family, ridx, idx, seeds, obs, masks, seats, write_obs):
+    for j in range(idx.shape[0]):
+        i = idx[j]
+        _new_game(states[i], params, family, ridx, i, seeds[j])
+        _observe(states[i], params[i], i, obs, masks, seats, write_obs)
+
+
+@jit
 def _reset_serial(states, params, family, ridx, seeds, obs, masks, seats, write_obs):
     for i in range(states.shape[0]):
         _reset_row(states, params, family, ridx, seeds, obs, masks, seats, write_obs, i)
@@ -236,20 +249,38 @@ def _first_illegal(masks, actions, active, use_active):
 @jit
 def _step_row(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i):
     """One game of ``step``: ``knobs`` = (episode, reward, scale, illegal_reward); ``out`` =
-    (obs, masks, seats, rewards, terminated, truncated, illegal, final_states, game_seeds)."""
+    (obs, masks, seats, rewards, terminated, truncated, illegal, final_states, game_seeds,
+    hand_end_states, hand_done)."""
     episode, reward, scale, illegal_reward = knobs
-    obs, masks, seats, rewards, terminated, truncated, illegal, final_states, game_seeds = out
+    (
+        obs,
+        masks,
+        seats,
+        rewards,
+        terminated,
+        truncated,
+        illegal,
+        final_states,
+        game_seeds,
+        hand_states,
+        hand_done,
+    ) = out
     if use_active and not active[i]:
         for s in range(4):
             rewards[i, s] = 0.0
         terminated[i] = False
         truncated[i] = False
         illegal[i] = False
+        hand_done[i] = False
         return
     row = states[i]
     prow = params[i]
     seat = row[L.TURN]
     if apply_action(row, prow, actions[i]) == 0:
+        done_hand = row[L.PHASE] >= L.PH_HAND_END
+        hand_done[i] = done_hand
+        if done_hand:  # the hand as it was scored, before settle deals on
+            hand_states[i, :] = row
         st = settle(row, prow, episode, reward, scale, rewards[i])
         illegal[i] = False
     else:  # penalty mode (raise mode checked every game before the step)
@@ -258,6 +289,7 @@ def _step_row(states, params, family, ridx, actions, active, use_active, knobs, 
         rewards[i, seat] = illegal_reward
         st = TERMINATED
         illegal[i] = True
+        hand_done[i] = False
     terminated[i] = st == TERMINATED
     truncated[i] = st == TRUNCATED
     if st != RUNNING:
@@ -427,7 +459,9 @@ class RandomLegal:
         """Actions ``[B]`` (int64): a legal action of each row of ``mask`` ``[B, 70]`` (0/1;
         every row must have a legal action)."""
         if not isinstance(mask, np.ndarray) or mask.shape != self._mask16.shape:
-            raise InputError(f"mask must be an array of shape {self._mask16.shape}, got {getattr(mask, 'shape', mask)!r}")
+            raise InputError(
+                f"mask must be an array of shape {self._mask16.shape}, got {getattr(mask, 'shape', mask)!r}"
+            )
         actions = np.empty(self.num_envs, dtype=np.int64)
         if self._pool is None:
             self._block(mask, actions, *self._blocks[0])
@@ -461,7 +495,6 @@ def _check_weights(weights: Sequence[float] | None, k: int) -> np.ndarray:
     if w.shape != (k,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
         raise InputError(f"rules_weights must be {k} non-negative finite numbers, not all 0, got {weights!r}")
     return w
-
 
 
 class VectorStep(NamedTuple):
@@ -529,6 +562,11 @@ class VectorSpades:
         """The games' state rows (read them; change them only through the engine)."""
         self.final_states = np.zeros((B, L.STATE_SIZE), dtype=np.int64)
         """State row of the last finished game of each slot."""
+        self.hand_end_states = np.zeros((B, L.STATE_SIZE), dtype=np.int64)
+        """State row of game ``i`` as its last hand was scored (before the next deal; valid
+        where ``hand_done[i]``), the state ``SpadesGame.step`` reports as ``hand_end_state``."""
+        self.hand_done = np.zeros(B, dtype=np.bool_)
+        """``step`` finished a hand in game ``i`` (its row is in ``hand_end_states[i]``)."""
         self.game_seeds = np.zeros(B, dtype=np.int64)
         """Seed of the game now in each slot: it is ``SpadesGame(rules, seed=game_seeds[i])``."""
         self.episodes_done = np.zeros(B, dtype=np.int64)
@@ -558,6 +596,8 @@ class VectorSpades:
             self._illegal,
             self.final_states,
             self.game_seeds,
+            self.hand_end_states,
+            self.hand_done,
         )
         self.reset(seed)
 
@@ -586,6 +626,7 @@ class VectorSpades:
         self._term[:] = False
         self._trunc[:] = False
         self._illegal[:] = False
+        self.hand_done[:] = False
         self._k_reset(
             self.states,
             self.game_params,
@@ -596,6 +637,51 @@ class VectorSpades:
             self._mask,
             self._seat,
             True,
+        )
+        return self._result()
+
+    def start_games(
+        self, game_seeds: Sequence[int] | np.ndarray, slots: Sequence[int] | np.ndarray | None = None
+    ) -> VectorStep:
+        """Start in ``slots[j]`` (default: every slot, in order) the game
+        ``SpadesGame(rules_family[k], seed=game_seeds[j])``, where ``k`` is the rules the seed
+        picks (``rules_index_of_seed``; always 0 for one rules): the very deals, dealers and
+        game of that facade game (the arena's duplicate boards start games this way). Game
+        seeds are integers ``0..2**63 - 1``; the other slots are left as they are. Those slots'
+        rewards and flags are cleared, their observations and masks rewritten; ``play_random``
+        generators of the slots are seeded from the game seeds as ``reset`` does."""
+        B = self.num_envs
+        idx = np.arange(B, dtype=np.int64) if slots is None else np.asarray(slots)
+        seeds = np.asarray(game_seeds)
+        if idx.ndim != 1 or idx.dtype.kind not in "iu" or (idx.size and (idx.min() < 0 or idx.max() >= B)):
+            raise InputError(f"start_games: slots must be indices 0..{B - 1}, got {slots!r}")
+        if np.unique(idx).size != idx.size:
+            raise InputError("start_games: a slot is given twice")
+        if seeds.shape != idx.shape or seeds.dtype.kind not in "iu":
+            raise InputError(
+                f"start_games: need {idx.size} integer game seeds, got {seeds.dtype} {seeds.shape}"
+            )
+        if (seeds < 0).any() or (seeds.dtype.kind == "u" and (seeds >= 2**63).any()):
+            raise InputError("start_games: game seeds must be in 0..2**63 - 1")
+        idx = idx.astype(np.int64)
+        seeds = seeds.astype(np.int64)
+        self.game_seeds[idx] = seeds
+        self.play_rng[idx] = (seeds * 0x9E3779B1 + 12345) & _MASK48
+        self.episodes_done[idx] = 0
+        for a in (self._term, self._trunc, self._illegal, self.hand_done):
+            a[idx] = False
+        self._rew[idx] = 0.0
+        _start_slots(
+            self.states,
+            self.game_params,
+            self._family,
+            self.rules_index,
+            idx,
+            seeds,
+            self._obs,
+            self._mask,
+            self._seat,
+            self.observations,
         )
         return self._result()
 
@@ -686,7 +772,9 @@ class VectorSpades:
         try:
             a = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
         except (ValueError, TypeError, OverflowError):
-            raise InputTypeError(f"actions must be an integer array of shape ({self.num_envs},), got {actions!r}") from None
+            raise InputTypeError(
+                f"actions must be an integer array of shape ({self.num_envs},), got {actions!r}"
+            ) from None
         if a.dtype.kind not in "iu":
             raise InputTypeError(f"actions must be an integer array, got dtype {a.dtype}")
         if a.shape != (self.num_envs,):

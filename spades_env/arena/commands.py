@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from spades_env.arena import report
+from spades_env.arena.batched import specs_have_batched_forms
 from spades_env.arena.duplicate import run_duplicate, seatings
 from spades_env.arena.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, gauntlet_table, run_gauntlet
 from spades_env.arena.match import FORMATS, check_policy_name, parse_team, team_label
@@ -77,6 +78,15 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
+def _one_at_a_time(p: argparse.ArgumentParser, default_note: str) -> None:
+    p.add_argument(
+        "--one-at-a-time",
+        action="store_true",
+        help="play one game at a time on --workers processes (the same results) instead of the default "
+        f"{default_note}",
+    )
+
+
 def register(subparsers: Any) -> None:
     """Add ``eval`` and ``tournament`` to the ``spades`` command."""
     p = subparsers.add_parser(
@@ -95,6 +105,11 @@ def register(subparsers: Any) -> None:
         help="units (hands, games or matches) to play, rounded up to whole duplicate boards (default 100)",
     )
     _common(p)
+    _one_at_a_time(
+        p,
+        "batched play where every policy has a batched form (checkpoints, heuristic, blind, random: "
+        "many games stepped at once in one process, one policy call per step)",
+    )
     p.set_defaults(func=cmd_eval)
 
     t = subparsers.add_parser(
@@ -139,6 +154,11 @@ def register(subparsers: Any) -> None:
         help=f"the mixed-pair matchup's partner and opponents ('' to skip; default {DEFAULT_PARTNER})",
     )
     _common(g)
+    _one_at_a_time(
+        g,
+        "batched play (many games stepped at once in one process, one call per step for each policy with a "
+        "batched form, per-game calls for the others)",
+    )
     g.set_defaults(func=cmd_gauntlet)
 
 
@@ -150,6 +170,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     team_a, team_b = _check_team(args.team_a), _check_team(args.team_b)
     runs = len(seatings(team_a, team_b))
     boards = max(1, math.ceil(args.games / runs))
+    batched = (
+        not args.one_at_a_time
+        and rules.num_players == 4
+        and specs_have_batched_forms([*team_a, *team_b], rules)
+    )
     t0 = time.perf_counter()
     results = run_duplicate(
         team_a,
@@ -160,6 +185,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         fmt=args.fmt,
         workers=args.workers,
         progress=not args.no_progress and "eval",
+        batched=batched,
     )
     s = summarize(results, args.fmt, (team_label(team_a), team_label(team_b)), seed=args.seed)
     s.update(seed=args.seed, rules=rules.to_dict(), seconds=round(time.perf_counter() - t0, 2))
@@ -251,6 +277,7 @@ def cmd_gauntlet(args: argparse.Namespace) -> int:
         seed=args.seed,
         workers=args.workers,
         progress=not args.no_progress,
+        batched=not args.one_at_a_time,
     )
     seconds = round(time.perf_counter() - t0, 1)
     print(gauntlet_table(args.policy, summaries))

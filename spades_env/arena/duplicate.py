@@ -11,7 +11,8 @@ sides.
 
 Boards run in a process pool; each board is a job whose result depends only on its seeds, and
 results come back in board order, so the same seed gives the same numbers whatever the number
-of workers.
+of workers. ``run_duplicate(..., batched=True)`` plays the same jobs with many runs stepped at
+once on the batched engine instead (:mod:`spades_env.arena.batched`): the same results.
 """
 
 from __future__ import annotations
@@ -184,10 +185,18 @@ def run_duplicate(
     workers: int = 1,
     progress: bool | str = False,
     mixed: bool | None = None,
+    batched: bool = False,
 ) -> list[BoardResult]:
-    """Play ``boards`` duplicate boards of team A against team B; results in board order."""
+    """Play ``boards`` duplicate boards of team A against team B; results in board order.
+    ``batched``: step the runs together on the batched engine in this process
+    (:func:`spades_env.arena.batched.play_boards_batched`, the same results; ``workers`` is
+    then not used)."""
     cfg = load_rules(rules)
     if cfg.num_players != 4:
         raise InputError("duplicate play needs the four-player game (rules num_players = 4)")
     jobs = make_jobs(team_a, team_b, boards, seed=seed, rules=cfg, fmt=fmt, mixed=mixed)
+    if batched:
+        from spades_env.arena.batched import play_boards_batched
+
+        return play_boards_batched(jobs, progress=progress)
     return play_boards(jobs, workers=workers, progress=progress)

@@ -52,9 +52,13 @@ def run_gauntlet(
     seed: int = 0,
     workers: int = 1,
     progress: bool = True,
+    batched: bool = True,
 ) -> list[dict[str, Any]]:
     """One summary (``stats.summarize``) per matchup, each over about ``games`` units
-    (an integer of at least 1)."""
+    (an integer of at least 1). ``batched`` (default): many games stepped at once on the
+    batched engine in this process, one policy call per step for all its seats
+    (:mod:`spades_env.arena.batched`); ``False``: one game at a time on ``workers`` processes
+    (the same results)."""
     check_count(games, "games")
     out = []
     for k, (team_a, team_b) in enumerate(gauntlet_matchups(policy, opponents, partner)):
@@ -72,6 +76,7 @@ def run_gauntlet(
             workers=workers,
             progress=f"{label_a} vs {label_b}" if progress else False,
             mixed=mixed,
+            batched=batched,
         )
         s = summarize(res, fmt, (label_a, label_b), seed=seed)
         s["seconds"] = round(time.perf_counter() - t0, 2)
