@@ -294,6 +294,16 @@ def _void(row, unseen, seat, suit):
 
 
 @jit
+def _side_count(cards, k):
+    """How many of the first ``k`` cards are not spades."""
+    side = 0
+    for i in range(k):
+        if cards[i] // 13 != SPADE:
+            side += 1
+    return side
+
+
+@jit
 def _lowest(cards, k, hand):
     """Lowest card: side suits before spades, the shortest suit on ties."""
     best = -1
@@ -320,10 +330,7 @@ def _discard(cards, k, hand):
     """The card to throw when not winning: a low side card from a short suit."""
     best = -1
     bk = 0.0
-    side = 0
-    for i in range(k):
-        if cards[i] // 13 != SPADE:
-            side += 1
+    side = _side_count(cards, k)
     for i in range(k):
         c = cards[i]
         if side > 0 and c // 13 == SPADE:
@@ -368,10 +375,7 @@ def _nil_play(row, cards, k, wins, unseen):
         # lead the card with the most unseen cards above it (low cards of long-held suits)
         best = -1
         bk = 0.0
-        side = 0
-        for i in range(k):
-            if cards[i] // 13 != SPADE:
-                side += 1
+        side = _side_count(cards, k)
         for i in range(k):
             c = cards[i]
             if side > 0 and c // 13 == SPADE:
@@ -646,10 +650,7 @@ def _duck_play(row, cards, k, wins, unseen):
         # lead the card most likely to be beaten
         best = -1
         bk = 0.0
-        side = 0
-        for i in range(k):
-            if cards[i] // 13 != SPADE:
-                side += 1
+        side = _side_count(cards, k)
         for i in range(k):
             c = cards[i]
             if side > 0 and c // 13 == SPADE:

@@ -36,6 +36,7 @@ from spades_env.bots.base import ScriptedBot
 from spades_env.bots.blind_sim import OTHERS_L2, play_hand_l2
 from spades_env.bots.blind_value import MAX_DEALS_USED, MODE_EV, _config, hand_model, load_table, win_chance
 from spades_env.bots.l2 import l2_act_one
+from spades_env.bots.l2 import popc as popcount_jit
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE
 from spades_env.core.engine import _after_bidding, apply_action, legal_cards, trick_winner
@@ -255,15 +256,6 @@ def sample_deal(base, pool, counts, fixed, voids, rng, n_seats, out_hands):
         if ok:
             return not relax
     return False
-
-
-@jit
-def popcount_jit(m):
-    c = 0
-    while m != 0:
-        m &= m - 1
-        c += 1
-    return c
 
 
 @jit
