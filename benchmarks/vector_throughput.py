@@ -9,10 +9,11 @@ peers alternating, so that the machine's other load falls on all of them alike. 
 printed with its method:
 
 * ``outside``: ``VectorSpades.step`` with observations (``OBS_SIZE`` float32 of the seat to
-  act) and masks for every game, the actions chosen each step by numpy outside the core, as a
-  training loop would (``RandomLegal``: a uniformly random legal action, the highest of random
-  16-bit keys over the legal actions). ``loop`` counts the whole loop (decisions = steps x B);
-  ``engine`` only the time inside ``step``.
+  act, or with ``obs`` ``uint8`` the compact observation: ``OBS_SIZE`` bytes plus 24 float32,
+  ``VectorSpades(obs_dtype="uint8")``) and masks for every game, the actions chosen each step
+  by numpy outside the core, as a training loop would (``RandomLegal``: a uniformly random
+  legal action, the highest of random 16-bit keys over the legal actions). ``loop`` counts the
+  whole loop (decisions = steps x B); ``engine`` only the time inside ``step``.
 * ``inside``: ``VectorSpades.play_random(n)``: ``n`` random legal decisions per game chosen
   inside the compiled core, no observations (one refresh at the end of each call); decisions =
   calls x n x B, the same work per call in every kernel.
@@ -132,9 +133,11 @@ class Result:
 class Outside:
     """``VectorSpades.step`` with observations and masks, actions from ``RandomLegal``."""
 
-    def __init__(self, num_envs: int, parallel: bool, threads: int) -> None:
+    def __init__(self, num_envs: int, parallel: bool, threads: int, obs_dtype: str = "float32") -> None:
         self.B, self.threads = num_envs, threads
-        self.v = VectorSpades(num_envs, "tournament", episode="game", seed=1, parallel=parallel)
+        self.v = VectorSpades(
+            num_envs, "tournament", episode="game", seed=1, parallel=parallel, obs_dtype=obs_dtype
+        )
         self.sample = RandomLegal(num_envs, seed=0, threads=threads)
         self.res = self.v.reset(1)
         for _ in range(20):  # warm up (kernels, caches)
@@ -274,6 +277,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-compile", action="store_true", help="skip the compile-time subprocesses")
     parser.add_argument(
+        "--obs-dtypes",
+        nargs="+",
+        default=["float32", "uint8"],
+        choices=["float32", "uint8"],
+        help="observation dtypes of the outside-core rows (default both)",
+    )
+    parser.add_argument(
         "--threading-layer",
         default="workqueue",
         help="numba threading layer for the parallel kernels (default workqueue: OpenMP's spinning "
@@ -300,9 +310,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, parallel, t in kernels:
         numba.set_num_threads(min(t, numba.config.NUMBA_NUM_THREADS))
         for B in args.sizes:
-            runs[("outside", name, B)] = Outside(B, parallel, t)
+            for dt in args.obs_dtypes:
+                runs[("outside", name, B, dt)] = Outside(B, parallel, t, dt)
+                threads_of[("outside", name, B, dt)] = t
             runs[("inside", name, B)] = Inside(B, parallel)
-            threads_of[("outside", name, B)] = threads_of[("inside", name, B)] = t
+            threads_of[("inside", name, B)] = t
     workers = None
     try:
         workers = OpenSpielWorkers(T)
@@ -333,15 +345,19 @@ def main(argv: list[str] | None = None) -> int:
         f"{min(loads):.2f}-{max(loads):.2f} during the rounds; decisions/s in millions; "
         "cpu: per CPU-second of the process(es)"
     )
-    print("| kernel | threads | B | outside: loop | outside: engine only | loop cpu | inside | inside cpu |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| kernel | threads | B | obs | outside: loop | outside: engine only | loop cpu | inside | inside cpu |"
+    )
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|")
     for name, _parallel, t in kernels:
         for B in args.sizes:
-            o, i = ("outside", name, B), ("inside", name, B)
-            print(
-                f"| {name} | {t} | {B} | {med(o) / 1e6:.2f} | {med(o, 'engine') / 1e6:.2f} | "
-                f"{med(o, 'cpu') / 1e6:.2f} | {med(i) / 1e6:.2f} | {med(i, 'cpu') / 1e6:.2f} |"
-            )
+            i = ("inside", name, B)
+            for dt in args.obs_dtypes:
+                o = ("outside", name, B, dt)
+                print(
+                    f"| {name} | {t} | {B} | {dt} | {med(o) / 1e6:.2f} | {med(o, 'engine') / 1e6:.2f} | "
+                    f"{med(o, 'cpu') / 1e6:.2f} | {med(i) / 1e6:.2f} | {med(i, 'cpu') / 1e6:.2f} |"
+                )
     print(f"numba threading layer: {numba.threading_layer()}")
     have_os = ("openspiel", "1 proc") in results
     if have_os:
@@ -353,20 +369,28 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"OpenSpiel from Python with observation tensors: {med(py) / 1e3:.1f} k/s")
 
-    def best(kind: str, names: list[str]) -> tuple[float, str]:
-        return max((med((kind, n, B)), f"{n}, B {B}") for n in names for B in args.sizes)
+    def best(kind: str, names: list[str], dts: list[str] | None = None) -> tuple[float, str]:
+        if kind == "inside":
+            return max((med((kind, n, B)), f"{n}, B {B}") for n in names for B in args.sizes)
+        return max(
+            (med((kind, n, B, dt)), f"{n}, B {B}, {dt}")
+            for n in names
+            for B in args.sizes
+            for dt in (dts or args.obs_dtypes)
+        )
 
     one = ["serial", "prange/1"]
     multi = [f"prange/{T}"]
     print()
     for label, names, peer in (("1 core", one, "1 proc"), (f"{T} cores", multi, f"{T} procs")):
-        lo, lo_at = best("outside", names)
         ins, ins_at = best("inside", names)
-        line = f"{label}: best outside-core loop {lo / 1e6:.2f} M/s ({lo_at}); inside-core {ins / 1e6:.2f} M/s ({ins_at})"
-        if have_os:
-            ref = med(("openspiel", peer))
-            line += f"; / OpenSpiel C++ {peer}: outside {lo / ref:.2f}x, inside {ins / ref:.2f}x"
-        print(line)
+        for dts in [[dt] for dt in args.obs_dtypes]:
+            lo, lo_at = best("outside", names, dts)
+            line = f"{label}: best outside-core loop {lo / 1e6:.2f} M/s ({lo_at}); inside-core {ins / 1e6:.2f} M/s ({ins_at})"
+            if have_os:
+                ref = med(("openspiel", peer))
+                line += f"; / OpenSpiel C++ {peer}: outside {lo / ref:.2f}x, inside {ins / ref:.2f}x"
+            print(line)
     for B in args.sizes:
         s, p1, pT = (med(("inside", n, B)) for n in ("serial", "prange/1", f"prange/{T}"))
         print(
@@ -375,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     if have_os:
         ref = med(("openspiel", "1 proc"), "cpu")
-        lo = max(med(("outside", n, B), "cpu") for n in one for B in args.sizes)
+        lo = max(med(("outside", n, B, dt), "cpu") for n in one for B in args.sizes for dt in args.obs_dtypes)
         ins = max(med(("inside", n, B), "cpu") for n in one for B in args.sizes)
         print(
             f"per CPU-second (1 core; less affected by other load): outside-core loop / OpenSpiel C++ "

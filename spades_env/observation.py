@@ -151,22 +151,56 @@ def hand_hidden(state, params, seat):
     return state[L.BIDS + seat] == L.BID_NONE and blind_eligible(state, params, seat)
 
 
+SCALAR_SLICES = ("tricks_won", "scores", "bags", "game_wins", "rules")
+"""The slices whose entries are not all 0 or 1 (fractions, scores, counts)."""
+SCALAR_INDEX = np.concatenate([np.arange(SLICES[n].start, SLICES[n].stop) for n in SCALAR_SLICES])
+"""Positions in the observation of the ``SCALAR_SIZE`` entries of :data:`SCALAR_SLICES`, in
+the order of the compact observation's ``scalars``."""
+SCALAR_SIZE = len(SCALAR_INDEX)
+_S_TW, _S_SC, _S_BAGS, _S_WINS, _S_RULES = 0, 4, 6, 8, 10  # their offsets in ``scalars``
+
+
 @jit
-def _encode_rules(params, out):
-    out[O_RULES + 0] = 1.0 if params[L.P_NUM_SEATS] == 2 else 0.0
-    out[O_RULES + 1] = params[L.P_BLIND_NIL]
-    out[O_RULES + 2] = params[L.P_BLIND_NIL_MIN_DEFICIT] / 500.0
-    out[O_RULES + 3] = params[L.P_EXCHANGE_CARDS] / 13.0
-    out[O_RULES + 4] = params[L.P_NIL_VALUE] / 100.0
-    out[O_RULES + 5] = params[L.P_BLIND_NIL_VALUE] / 100.0
-    out[O_RULES + 6] = params[L.P_BAG_LIMIT] / 10.0
-    out[O_RULES + 7] = params[L.P_BAG_PENALTY] / 100.0
-    out[O_RULES + 8] = params[L.P_FAILED_NIL_COUNTS]
-    out[O_RULES + 9] = params[L.P_MUST_BREAK_SPADES]
-    out[O_RULES + 10] = params[L.P_TRICK_VALUE] / 10.0
-    out[O_RULES + 11] = params[L.P_TARGET_SCORE] / 500.0
-    out[O_RULES + 12] = params[L.P_MERCY]
-    out[O_RULES + 13] = params[L.P_MERCY_THRESHOLD] / 500.0
+def _encode_rules(params, out, o_rules):
+    out[o_rules + 0] = 1.0 if params[L.P_NUM_SEATS] == 2 else 0.0
+    out[o_rules + 1] = params[L.P_BLIND_NIL]
+    out[o_rules + 2] = params[L.P_BLIND_NIL_MIN_DEFICIT] / 500.0
+    out[o_rules + 3] = params[L.P_EXCHANGE_CARDS] / 13.0
+    out[o_rules + 4] = params[L.P_NIL_VALUE] / 100.0
+    out[o_rules + 5] = params[L.P_BLIND_NIL_VALUE] / 100.0
+    out[o_rules + 6] = params[L.P_BAG_LIMIT] / 10.0
+    out[o_rules + 7] = params[L.P_BAG_PENALTY] / 100.0
+    out[o_rules + 8] = params[L.P_FAILED_NIL_COUNTS]
+    out[o_rules + 9] = params[L.P_MUST_BREAK_SPADES]
+    out[o_rules + 10] = params[L.P_TRICK_VALUE] / 10.0
+    out[o_rules + 11] = params[L.P_TARGET_SCORE] / 500.0
+    out[o_rules + 12] = params[L.P_MERCY]
+    out[o_rules + 13] = params[L.P_MERCY_THRESHOLD] / 500.0
+
+
+@jit
+def _encode_scalars(state, params, seat, out, o_tw, o_sc, o_bags, o_wins, o_rules):
+    """The entries of ``SCALAR_SLICES``, at the given offsets of ``out`` (float32)."""
+    n = state[L.NUM_SEATS]
+    for k in range(n):
+        out[o_tw + k] = state[L.TRICKS_WON + seat_after(seat, k, n)] / 13.0
+    team = seat % 2
+    target = max(params[L.P_TARGET_SCORE], 1)
+    for k in range(2):
+        t = (team + k) % 2
+        out[o_sc + k] = state[L.SCORES + t] / target
+        out[o_bags + k] = state[L.BAGS + t] / 10.0
+        out[o_wins + k] = state[L.GAME_WINS + t]
+    _encode_rules(params, out, o_rules)
+
+
+@jit
+def _check_encode(state, seat, out):
+    n = state[L.NUM_SEATS]
+    if seat < 0 or seat >= n or (n != 2 and n != 4):
+        raise ValueError("encode_observation: seat out of range for this game (0..num_seats-1)")
+    if out.shape[0] != OBS_SIZE or state.shape[0] != L.STATE_SIZE:
+        raise ValueError("encode_observation: out must hold OBS_SIZE floats, state STATE_SIZE ints")
 
 
 @jit
@@ -175,12 +209,44 @@ def encode_observation(state, params, seat, out):
 
     Raises ``ValueError`` for a seat outside the game or an ``out`` of the wrong size (the
     compiled code checks itself: it is also reached directly)."""
-    n = state[L.NUM_SEATS]
-    if seat < 0 or seat >= n or (n != 2 and n != 4):
-        raise ValueError("encode_observation: seat out of range for this game (0..num_seats-1)")
-    if out.shape[0] != OBS_SIZE or state.shape[0] != L.STATE_SIZE:
-        raise ValueError("encode_observation: out must hold OBS_SIZE floats, state STATE_SIZE ints")
+    _check_encode(state, seat, out)
     out[:] = 0.0
+    _encode_binary(state, params, seat, out)
+    _encode_scalars(state, params, seat, out, O_TRICKS_WON, O_SCORES, O_BAGS, O_GAME_WINS, O_RULES)
+
+
+@jit
+def encode_observation_compact(state, params, seat, out, scalars):
+    """The compact observation: ``out`` (``OBS_SIZE`` uint8) holds every 0/1 entry of
+    ``encode_observation``'s vector, 0 at the ``SCALAR_INDEX`` positions, and ``scalars``
+    (``SCALAR_SIZE`` float32) the entries at those positions; :func:`widen_observations` puts
+    them together into exactly the float32 observation."""
+    _check_encode(state, seat, out)
+    out[:] = 0
+    _encode_binary(state, params, seat, out)
+    _encode_scalars(state, params, seat, scalars, _S_TW, _S_SC, _S_BAGS, _S_WINS, _S_RULES)
+
+
+def widen_observations(obs: np.ndarray, scalars: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Float32 observations ``[..., OBS_SIZE]`` from compact ones (``obs`` uint8 and
+    ``scalars`` float32 ``[..., SCALAR_SIZE]``, as ``VectorSpades(obs_dtype="uint8")`` writes
+    them): bit-identical to ``encode_observation``'s (the learner side of the compact layout)."""
+    obs, scalars = np.asarray(obs), np.asarray(scalars)
+    if obs.shape[-1:] != (OBS_SIZE,) or scalars.shape != obs.shape[:-1] + (SCALAR_SIZE,):
+        raise ValueError(
+            f"widen_observations: need [..., {OBS_SIZE}] and [..., {SCALAR_SIZE}], got {obs.shape} and {scalars.shape}"
+        )
+    if out is None:
+        out = np.empty(obs.shape, dtype=np.float32)
+    np.copyto(out, obs, casting="unsafe")
+    out[..., SCALAR_INDEX] = scalars
+    return out
+
+
+@jit
+def _encode_binary(state, params, seat, out):
+    """Every entry but those of ``SCALAR_SLICES`` (all 0 or 1) into a zeroed ``out``."""
+    n = state[L.NUM_SEATS]
     if not hand_hidden(state, params, seat):
         _bits(out, O_HAND, state[L.HANDS + seat])
     out[O_PHASE + state[L.PHASE]] = 1.0
@@ -196,16 +262,9 @@ def encode_observation(state, params, seat, out):
         c = state[L.TRICK_CARDS + abs_seat]
         if c >= 0:
             out[O_TRICK + 52 * k + c] = 1.0
-        out[O_TRICKS_WON + k] = state[L.TRICKS_WON + abs_seat] / 13.0
     if state[L.TRICK_SIZE] > 0:
         out[O_LEADER + relative_seat(seat, state[L.TRICK_LEADER], n)] = 1.0
     team = seat % 2
-    target = max(params[L.P_TARGET_SCORE], 1)
-    for k in range(2):
-        t = (team + k) % 2
-        out[O_SCORES + k] = state[L.SCORES + t] / target
-        out[O_BAGS + k] = state[L.BAGS + t] / 10.0
-        out[O_GAME_WINS + k] = state[L.GAME_WINS + t]
     out[O_BROKEN] = state[L.SPADES_BROKEN]
     _bits(out, O_PASSED, state[L.PASSED + seat])
     _bits(out, O_RECEIVED, state[L.RECEIVED + seat])
@@ -217,7 +276,6 @@ def encode_observation(state, params, seat, out):
         for suit in range(4):
             if (so >> suit) & 1:
                 out[O_SHOWN_OUT + 4 * k + suit] = 1.0
-    _encode_rules(params, out)
     if params[L.P_BLIND_NIL] != 0:
         need = params[L.P_BLIND_NIL_MIN_DEFICIT]
         for k in range(2):
@@ -249,7 +307,9 @@ def convert_observation(obs: np.ndarray, to_version: int) -> np.ndarray:
     version 1 is the first ``OBS_V1_SIZE`` entries (a view, no copy)."""
     obs = np.asarray(obs)
     if obs.shape[-1:] != (OBS_SIZE,):
-        raise ValueError(f"convert_observation: expected {OBS_SIZE} entries on the last axis, got {obs.shape}")
+        raise ValueError(
+            f"convert_observation: expected {OBS_SIZE} entries on the last axis, got {obs.shape}"
+        )
     if to_version == OBS_VERSION:
         return obs
     if to_version == 1:
@@ -272,7 +332,9 @@ def obs_bounds(rules=None) -> tuple[np.ndarray, np.ndarray]:
     high = np.ones(OBS_SIZE, dtype=np.float32)
     hands = cfg.max_hands if cfg.max_hands > 0 else 1000
     per_hand = (
-        13 * cfg.trick_value + 13 + 2 * max(cfg.nil_value, cfg.blind_nil_value)
+        13 * cfg.trick_value
+        + 13
+        + 2 * max(cfg.nil_value, cfg.blind_nil_value)
         + cfg.bag_penalty * (2 + 13 // max(cfg.bag_limit, 1))
     )
     score = (hands * per_hand + cfg.target_score) / cfg.target_score
@@ -510,7 +572,9 @@ def rules_params_of(obs: np.ndarray) -> np.ndarray:
     return p
 
 
-def decode(observation: np.ndarray, num_seats: int | None = None, target_score: int | None = None) -> PublicView:
+def decode(
+    observation: np.ndarray, num_seats: int | None = None, target_score: int | None = None
+) -> PublicView:
     """Decode an observation vector (``OBS_SIZE`` floats) into a :class:`PublicView`.
 
     The variant and the target score are read from the ``rules`` slice; ``num_seats`` and
@@ -542,7 +606,10 @@ def decode(observation: np.ndarray, num_seats: int | None = None, target_score: 
     bg = obs[S["bags"]]
     gw = obs[S["game_wins"]]
     bo = obs[S["blind_open"]]
-    rules = {name: int(round(float(x) * scale)) for (name, scale), x in zip(RULES_FIELDS, obs[S["rules"]], strict=True)}
+    rules = {
+        name: int(round(float(x) * scale))
+        for (name, scale), x in zip(RULES_FIELDS, obs[S["rules"]], strict=True)
+    }
     v = PublicView(
         num_seats=n,
         hand=_mask(obs[S["hand"]]),

@@ -13,7 +13,8 @@ keep):
 ==============  ==================  ===================================================
 field           shape, dtype        meaning
 ==============  ==================  ===================================================
-``obs``         [B, 771] float32    observation of the seat to act (as ``observe``)
+``obs``         [B, 803] float32    observation of the seat to act (as ``observe``); uint8
+                                    with ``obs_dtype="uint8"`` (below)
 ``mask``        [B, 70] int8        its legal actions
 ``seat``        [B] int64           the seat to act
 ``reward``      [B, 4] float64      each seat's reward for this step (``settle``)
@@ -41,6 +42,13 @@ Seeding (documented so that any game of the batch can be replayed alone):
 * ``hand_done[i]`` says that the last ``step`` finished a hand in game ``i``;
   ``hand_end_states[i]`` then holds its state row as the hand was scored, before the next deal
   (``SpadesGame.step``'s ``hand_end_state``).
+
+**Compact observations**: ``obs_dtype="uint8"`` writes each observation as ``OBS_SIZE``
+bytes (every 0/1 entry exact, 0 at the non-0/1 positions) plus ``obs_scalars`` ``[B, 24]``
+float32 (the entries of the ``tricks_won``, ``scores``, ``bags``, ``game_wins`` and ``rules``
+slices, at ``observation.SCALAR_INDEX``): 899 bytes a decision instead of 3,212.
+``observation.widen_observations(obs, obs_scalars)`` gives the float32 observations on the
+learner side, bit-identical to the default's (tested).
 
 The returned arrays are read-only views of the engine's buffers. Bad input: ``actions``
 must be an integer array of shape ``[B]``. With ``illegal="raise"`` (the default) every game
@@ -96,11 +104,19 @@ from spades_env.core.validate import (
     check_state_row,
 )
 from spades_env.episode import RUNNING, TERMINATED, TRUNCATED, episode_code, reward_code, settle
-from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE, encode_observation, encode_state
+from spades_env.observation import (
+    OBS_SIZE,
+    SCALAR_SIZE,
+    STATE_VEC_SIZE,
+    encode_observation,
+    encode_observation_compact,
+    encode_state,
+)
 
 pjit = njit(cache=True, nogil=True, parallel=True)
 
 ILLEGAL_MODES = ("raise", "penalty")
+OBS_DTYPES = ("float32", "uint8")
 _M32 = 0xFFFFFFFF
 _MASK48 = (1 << 48) - 1
 
@@ -173,11 +189,15 @@ def game_seeds_from_env_seeds(env_seeds: np.ndarray) -> np.ndarray:
 
 # ---- kernels -------------------------------------------------------------------------------
 @jit
-def _observe(row, params, i, obs, masks, seats, write_obs):
+def _observe(row, params, i, obs, scalars, masks, seats, write_obs):
+    """Seat, observation (``write_obs``: 0 none, 1 float32 into ``obs``, 2 compact into
+    ``obs`` and ``scalars``) and mask of game ``i``."""
     seat = row[L.TURN]
     seats[i] = seat
-    if write_obs:
+    if write_obs == 1:
         encode_observation(row, params, seat, obs[i])
+    elif write_obs == 2:
+        encode_observation_compact(row, params, seat, obs[i], scalars[i])
     legal_mask(row, params, masks[i])
 
 
@@ -209,29 +229,29 @@ def _new_game(row, params, family, ridx, i, seed):
 
 
 @jit
-def _reset_row(states, params, family, ridx, seeds, obs, masks, seats, write_obs, i):
+def _reset_row(states, params, family, ridx, seeds, obs, scalars, masks, seats, write_obs, i):
     _new_game(states[i], params, family, ridx, i, seeds[i])
-    _observe(states[i], params[i], i, obs, masks, seats, write_obs)
+    _observe(states[i], params[i], i, obs, scalars, masks, seats, write_obs)
 
 
 @jit
-def _start_slots(states, params, family, ridx, idx, seeds, obs, masks, seats, write_obs):
+def _start_slots(states, params, family, ridx, idx, seeds, obs, scalars, masks, seats, write_obs):
     for j in range(idx.shape[0]):
         i = idx[j]
         _new_game(states[i], params, family, ridx, i, seeds[j])
-        _observe(states[i], params[i], i, obs, masks, seats, write_obs)
+        _observe(states[i], params[i], i, obs, scalars, masks, seats, write_obs)
 
 
 @jit
-def _reset_serial(states, params, family, ridx, seeds, obs, masks, seats, write_obs):
+def _reset_serial(states, params, family, ridx, seeds, obs, scalars, masks, seats, write_obs):
     for i in range(states.shape[0]):
-        _reset_row(states, params, family, ridx, seeds, obs, masks, seats, write_obs, i)
+        _reset_row(states, params, family, ridx, seeds, obs, scalars, masks, seats, write_obs, i)
 
 
 @pjit
-def _reset_parallel(states, params, family, ridx, seeds, obs, masks, seats, write_obs):
+def _reset_parallel(states, params, family, ridx, seeds, obs, scalars, masks, seats, write_obs):
     for i in prange(states.shape[0]):
-        _reset_row(states, params, family, ridx, seeds, obs, masks, seats, write_obs, i)
+        _reset_row(states, params, family, ridx, seeds, obs, scalars, masks, seats, write_obs, i)
 
 
 @jit
@@ -254,6 +274,7 @@ def _step_row(states, params, family, ridx, actions, active, use_active, knobs, 
     episode, reward, scale, illegal_reward = knobs
     (
         obs,
+        scalars,
         masks,
         seats,
         rewards,
@@ -297,7 +318,7 @@ def _step_row(states, params, family, ridx, actions, active, use_active, knobs, 
         seed = _next_seed(row)
         game_seeds[i] = seed
         _new_game(row, params, family, ridx, i, seed)
-    _observe(row, params[i], i, obs, masks, seats, write_obs)
+    _observe(row, params[i], i, obs, scalars, masks, seats, write_obs)
 
 
 @jit
@@ -397,15 +418,15 @@ def _play_random_parallel(states, params, family, ridx, play_rng, n, knobs, game
 
 
 @jit
-def _observe_serial(states, params, obs, masks, seats, write_obs):
+def _observe_serial(states, params, obs, scalars, masks, seats, write_obs):
     for i in range(states.shape[0]):
-        _observe(states[i], params[i], i, obs, masks, seats, write_obs)
+        _observe(states[i], params[i], i, obs, scalars, masks, seats, write_obs)
 
 
 @pjit
-def _observe_parallel(states, params, obs, masks, seats, write_obs):
+def _observe_parallel(states, params, obs, scalars, masks, seats, write_obs):
     for i in prange(states.shape[0]):
-        _observe(states[i], params[i], i, obs, masks, seats, write_obs)
+        _observe(states[i], params[i], i, obs, scalars, masks, seats, write_obs)
 
 
 @jit
@@ -525,8 +546,11 @@ class VectorSpades:
         observations: bool = True,
         parallel: bool = False,
         rules_weights: Sequence[float] | None = None,
+        obs_dtype: str = "float32",
     ) -> None:
         B = check_count(num_envs, "num_envs")
+        if obs_dtype not in OBS_DTYPES:
+            raise InputError(f"obs_dtype must be one of {OBS_DTYPES}, got {obs_dtype!r}")
         if illegal not in ILLEGAL_MODES:
             raise InputError(f"illegal must be one of {ILLEGAL_MODES}, got {illegal!r}")
         self.num_envs = B
@@ -558,6 +582,7 @@ class VectorSpades:
         (self._k_reset, self._k_step, self._k_play, self._k_observe, self._k_state) = _KERNELS[self.parallel]
         self.observations = bool(observations)
         """Whether ``step`` writes observations (masks and seats are always written)."""
+        self._write_obs = (1 if obs_dtype == "float32" else 2) if self.observations else 0
         self.states = np.zeros((B, L.STATE_SIZE), dtype=np.int64)
         """The games' state rows (read them; change them only through the engine)."""
         self.final_states = np.zeros((B, L.STATE_SIZE), dtype=np.int64)
@@ -572,7 +597,16 @@ class VectorSpades:
         self.episodes_done = np.zeros(B, dtype=np.int64)
         """Episodes finished by ``play_random`` in each slot."""
         self.play_rng = np.zeros(B, dtype=np.int64)
-        self._obs = np.zeros((B, OBS_SIZE), dtype=np.float32)
+        self.obs_dtype = obs_dtype
+        """``"float32"`` (the AEC env's observation) or ``"uint8"`` (compact, see the module doc)."""
+        self._obs_kind = 1 if obs_dtype == "float32" else 2
+        self._obs = np.zeros((B, OBS_SIZE), dtype=np.float32 if obs_dtype == "float32" else np.uint8)
+        self._scalars = np.zeros((B if obs_dtype == "uint8" else 1, SCALAR_SIZE), dtype=np.float32)
+        view = self._scalars.view()
+        view.flags.writeable = False
+        self.obs_scalars = view
+        """``obs_dtype="uint8"``: ``[B, SCALAR_SIZE]`` float32, the observation's non-0/1 entries
+        (``spades_env.observation.SCALAR_INDEX``), overwritten by each ``step``."""
         self._mask = np.zeros((B, NUM_ACTIONS), dtype=np.int8)
         self._seat = np.zeros(B, dtype=np.int64)
         self._rew = np.zeros((B, 4), dtype=np.float64)
@@ -588,6 +622,7 @@ class VectorSpades:
         self._views = VectorStep(*views)
         self._out = (
             self._obs,
+            self._scalars,
             self._mask,
             self._seat,
             self._rew,
@@ -634,9 +669,10 @@ class VectorSpades:
             self.rules_index,
             self.game_seeds,
             self._obs,
+            self._scalars,
             self._mask,
             self._seat,
-            True,
+            self._obs_kind,
         )
         return self._result()
 
@@ -679,9 +715,10 @@ class VectorSpades:
             idx,
             seeds,
             self._obs,
+            self._scalars,
             self._mask,
             self._seat,
-            self.observations,
+            self._write_obs,
         )
         return self._result()
 
@@ -712,7 +749,7 @@ class VectorSpades:
             use_active,
             (self._episode, self._reward, self.reward_scale, self.illegal_reward),
             self._out,
-            self.observations,
+            self._write_obs,
         )
         return self._result()
 
@@ -733,7 +770,9 @@ class VectorSpades:
             self.game_seeds,
             self.episodes_done,
         )
-        self._k_observe(self.states, self.game_params, self._obs, self._mask, self._seat, self.observations)
+        self._k_observe(
+            self.states, self.game_params, self._obs, self._scalars, self._mask, self._seat, self._write_obs
+        )
         return int(self.episodes_done.sum()) - before
 
     def state_vectors(self, out: np.ndarray | None = None) -> np.ndarray:

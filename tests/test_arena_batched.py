@@ -156,3 +156,12 @@ def test_gauntlet_cli_json_identical_both_paths(tmp_path):
     a = json.loads((tmp_path / "batched" / "gauntlet.json").read_text())
     b = json.loads((tmp_path / "old" / "gauntlet.json").read_text())
     assert strip(a) == strip(b) and len(a["matchups"]) == 4
+
+
+def test_batched_on_two_processes_equals_one_at_a_time():
+    from spades_env.arena.duplicate import run_duplicate
+
+    rules = load_rules("tournament").replace(target_score=120)
+    teams = ((SHIPPED, "heuristic"), ("random", "random"))
+    want = run_duplicate(*teams, 3, seed=2, rules=rules, workers=1)
+    assert run_duplicate(*teams, 3, seed=2, rules=rules, workers=2, batched=True) == want

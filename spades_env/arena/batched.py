@@ -10,8 +10,9 @@ decide for all the games where it is to act in one call:
 * every run of a board starts from that board's game, ``VectorSpades.start_games([deal_seed])``
   (= ``SpadesGame(rules, seed=deal_seed)``), with the episode knob ``episode=fmt``; a slot whose
   run ended takes the next run;
-* each seat of each run gets its own Policy, resolved exactly as the one-at-a-time path does
-  (``resolve_policy(spec, job.seat_seeds[seat], rules)`` per seating), so each sampling policy
+* each seat of each run gets its own Policy, resolved as the one-at-a-time path does
+  (``resolve_policy(spec, job.seat_seeds[seat], rules)`` per seating; a checkpoint, L2,
+  ``blind`` or ``random`` name is resolved once and then built directly), so each sampling policy
   has its own generator, seeded as there, and draws from it only for its own decisions, in
   the same order;
 * at each step the games' seats to act are grouped by batched form: checkpoint policies of one
@@ -87,18 +88,6 @@ def blas_threads(n: int = 1) -> Iterator[None]:
         put(before)
 
 
-@contextlib.contextmanager
-def _numba_threads(n: int) -> Iterator[None]:
-    import numba
-
-    before = numba.get_num_threads()
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
-
-
 def batch_key(policy: Policy) -> tuple | None:
     """The batched form of ``policy`` (policies with one key decide together), or ``None``
     for one that is called per game. Exact types only: a subclass may act otherwise."""
@@ -123,6 +112,43 @@ def has_batched_form(policy: Policy) -> bool:
 def specs_have_batched_forms(specs: Sequence[Any], rules: Any) -> bool:
     """Whether every policy spec resolves (with seed 0) to a policy with a batched form."""
     return all(has_batched_form(resolve_policy(spec, 0, rules)) for spec in specs)
+
+
+def _resolver(rules: Any) -> Callable[[Any, int], Policy]:
+    """``resolve_policy(spec, seed, rules)``, with a name that resolved to a checkpoint, L2,
+    ``blind`` or random policy built again directly for the next seeds (the same policy
+    ``resolve_policy`` gives, without finding and checking the checkpoint again)."""
+    from spades_env.bots.heuristic import BlindNilPolicy, HeuristicPolicy
+    from spades_env.checkpoint import CheckpointPolicy
+
+    protos: dict[str, Policy] = {}
+
+    def resolve(spec: Any, seed: int) -> Policy:
+        proto = protos.get(spec) if isinstance(spec, str) else None
+        if proto is not None:
+            t = type(proto)
+            if t is CheckpointPolicy:
+                return CheckpointPolicy(
+                    proto.actor,
+                    seed=seed,
+                    deterministic=proto.deterministic,
+                    name=proto.name,
+                    meta=proto.meta,
+                )
+            if t is RandomPolicy:
+                return RandomPolicy(seed)
+            return t(proto.rules, seed=seed)
+        p = resolve_policy(spec, seed, rules)
+        if isinstance(spec, str) and type(p) in (
+            CheckpointPolicy,
+            RandomPolicy,
+            HeuristicPolicy,
+            BlindNilPolicy,
+        ):
+            protos[spec] = p
+        return p
+
+    return resolve
 
 
 def _random_actions(policies: Sequence[RandomPolicy], mask: np.ndarray) -> np.ndarray:
@@ -233,8 +259,9 @@ def play_boards_batched(
     pending = [(j, k) for j in range(len(jobs)) for k in range(len(jobs[j].seatings))]
     pending.reverse()  # pop() from the end takes them in order
     n_slots = min(slots, len(pending))
-    # the prange kernels on one numba thread: the fastest one-core code (benchmarks/README.md)
-    engine = VectorSpades(n_slots, rules, episode=fmt, reward="score", illegal="raise", seed=0, parallel=True)
+    # the serial kernels: no numba threads in this process, so it may fork workers later (numba's
+    # workqueue threads do not survive a fork: a child's parallel kernel would wait forever)
+    engine = VectorSpades(n_slots, rules, episode=fmt, reward="score", illegal="raise", seed=0)
     params = engine.params
     done_runs: list[list[Any]] = [[None] * len(j.seatings) for j in jobs]
     left = [len(j.seatings) for j in jobs]
@@ -251,6 +278,8 @@ def play_boards_batched(
 
         bar = tqdm(total=len(jobs), desc=progress if isinstance(progress, str) else "boards", unit="board")
 
+    resolve = _resolver(rules)
+
     def fill(free: list[int]) -> None:
         starts, seeds = [], []
         for i in free:
@@ -261,9 +290,7 @@ def play_boards_batched(
             j, k = pending.pop()
             job = jobs[j]
             seating = job.seatings[k]
-            pols = [
-                resolve_policy(spec, job.seat_seeds[s], job.rules) for s, spec in enumerate(seating.seats)
-            ]
+            pols = [resolve(spec, job.seat_seeds[s]) for s, spec in enumerate(seating.seats)]
             for p in pols:
                 bind = getattr(p, "bind", None)
                 if callable(bind):  # evaluation-only cheating bots read the true state
@@ -286,7 +313,6 @@ def play_boards_batched(
     stack = contextlib.ExitStack()
     try:
         stack.enter_context(blas_threads(1))
-        stack.enter_context(_numba_threads(1))
         fill(list(range(n_slots)))
         res = engine._result()
         while active.any():
@@ -330,11 +356,51 @@ def play_boards_batched(
     return results
 
 
+def _play_chunk(jobs: Sequence[Any]) -> list[Any]:
+    return play_boards_batched(jobs)
+
+
+def play_boards_batched_pool(
+    jobs: Sequence[Any], workers: int = 1, progress: bool | str = False
+) -> list[Any]:
+    """:func:`play_boards_batched` on ``workers`` processes: the jobs cut into ``workers``
+    contiguous chunks, one batched engine each; results in job order, the same whatever
+    ``workers`` (each board's result depends only on its seeds). Progress per chunk."""
+    from spades_env.arena.duplicate import _pool_context
+
+    workers = check_count(workers, "workers")
+    jobs = list(jobs)
+    k = min(workers, len(jobs))
+    if k <= 1:
+        return play_boards_batched(jobs, progress=progress)
+    cuts = [len(jobs) * i // k for i in range(k + 1)]
+    chunks = [jobs[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(jobs), desc=progress if isinstance(progress, str) else "boards", unit="board")
+    out: list[Any] = []
+    pool = _pool_context().Pool(k)
+    try:
+        for part in pool.imap(_play_chunk, chunks, chunksize=1):
+            out.extend(part)
+            if bar is not None:
+                bar.update(len(part))
+    finally:
+        pool.terminate()
+        pool.join()
+        if bar is not None:
+            bar.close()
+    return out
+
+
 __all__ = [
     "DEFAULT_SLOTS",
     "batch_key",
     "decide",
     "has_batched_form",
     "play_boards_batched",
+    "play_boards_batched_pool",
     "specs_have_batched_forms",
 ]

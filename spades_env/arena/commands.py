@@ -38,6 +38,14 @@ def _default_workers() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
+def _workers(args: argparse.Namespace, batched: bool) -> int:
+    """``--workers``, or its default: one process for batched play (the batch is the
+    parallelism; on this 2-core machine a second batched process was slower), up to 2 else."""
+    if args.workers is not None:
+        return args.workers
+    return 1 if batched else _default_workers()
+
+
 def _rules(args: argparse.Namespace):
     rules = load_rules(args.rules)
     if args.max_hands is not None:
@@ -50,7 +58,8 @@ def _rules(args: argparse.Namespace):
 def _check_common(args: argparse.Namespace) -> None:
     """Check the options every arena command has, before any play (a bad one: InputError)."""
     check_int(args.seed, "--seed", 0)
-    check_count(args.workers, "--workers")
+    if args.workers is not None:
+        check_count(args.workers, "--workers")
     if args.out is not None:
         check_output_dir(args.out, "--out")
 
@@ -68,7 +77,12 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--format", dest="fmt", choices=FORMATS, default="game", help="unit of play (default game)"
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and policies (default 0)")
-    p.add_argument("--workers", type=int, default=_default_workers(), help="processes (default: up to 2)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes (default: 1 for batched play, up to 2 for one game at a time)",
+    )
     p.add_argument("--out", type=Path, default=None, help="folder for the JSON report and PNG plot")
     p.add_argument(
         "--rules", default="tournament", help="rules preset name or YAML file (default tournament)"
@@ -183,7 +197,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         seed=args.seed,
         rules=rules,
         fmt=args.fmt,
-        workers=args.workers,
+        workers=_workers(args, batched),
         progress=not args.no_progress and "eval",
         batched=batched,
     )
@@ -224,7 +238,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     out: dict[str, Any] = {"seed": args.seed, "rules": rules.to_dict()}
     rr = None
     if teams and len(teams) >= 2:
-        common = dict(seed=args.seed, rules=rules, fmt=fmt, workers=args.workers, progress=progress)
+        common = dict(seed=args.seed, rules=rules, fmt=fmt, workers=_workers(args, False), progress=progress)
         if not args.no_round_robin:
             rr = run_round_robin(teams, boards, **common)
             out["round_robin"] = rr
@@ -242,7 +256,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             seed=args.seed,
             rules=rules,
             fmt=fmt,
-            workers=args.workers,
+            workers=_workers(args, False),
             progress=progress,
         )
         out["mixed_partners"] = mx
@@ -275,7 +289,7 @@ def cmd_gauntlet(args: argparse.Namespace) -> int:
         partner=args.partner or None,
         fmt=args.fmt,
         seed=args.seed,
-        workers=args.workers,
+        workers=_workers(args, not args.one_at_a_time),
         progress=not args.no_progress,
         batched=not args.one_at_a_time,
     )

@@ -188,15 +188,14 @@ def run_duplicate(
     batched: bool = False,
 ) -> list[BoardResult]:
     """Play ``boards`` duplicate boards of team A against team B; results in board order.
-    ``batched``: step the runs together on the batched engine in this process
-    (:func:`spades_env.arena.batched.play_boards_batched`, the same results; ``workers`` is
-    then not used)."""
+    ``batched``: step the runs together on the batched engine, one engine per worker process
+    (:func:`spades_env.arena.batched.play_boards_batched_pool`, the same results)."""
     cfg = load_rules(rules)
     if cfg.num_players != 4:
         raise InputError("duplicate play needs the four-player game (rules num_players = 4)")
     jobs = make_jobs(team_a, team_b, boards, seed=seed, rules=cfg, fmt=fmt, mixed=mixed)
     if batched:
-        from spades_env.arena.batched import play_boards_batched
+        from spades_env.arena.batched import play_boards_batched_pool
 
-        return play_boards_batched(jobs, progress=progress)
+        return play_boards_batched_pool(jobs, workers=workers, progress=progress)
     return play_boards(jobs, workers=workers, progress=progress)

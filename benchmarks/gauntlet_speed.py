@@ -1,0 +1,85 @@
+"""Wall time of ``spades gauntlet``: batched (the default) against one game at a time, in one run.
+
+    .venv/bin/python benchmarks/gauntlet_speed.py                          # 1,000 games per matchup
+    .venv/bin/python benchmarks/gauntlet_speed.py --games 200 --rounds 1 --opponents heuristic blind
+
+Each round runs the same command line twice as a user would (a fresh ``spades`` process each:
+imports, numba's cached kernels and the checkpoint load are in the time), once with the default
+batched path and once with ``--one-at-a-time`` (the path of the earlier ``make run``: one game
+at a time on ``--workers`` processes, default 2); the order alternates between rounds and the
+medians are reported with the load average. Both write ``gauntlet.json``; the script checks the
+two are identical apart from their timing fields, and fails otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _strip(d: Any) -> Any:
+    if isinstance(d, dict):
+        return {k: _strip(v) for k, v in d.items() if k != "seconds"}
+    if isinstance(d, list):
+        return [_strip(x) for x in d]
+    return d
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Time both paths and print the figures."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--policy", default=str(ROOT / "checkpoints" / "spades_ppo_v1"))
+    p.add_argument("--games", type=int, default=1000, help="games per matchup (default 1000)")
+    p.add_argument(
+        "--opponents", nargs="*", default=None, help="default: the gauntlet's (random greedy heuristic)"
+    )
+    p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--workers", type=int, default=2, help="processes of the one-at-a-time path (default 2)")
+    args = p.parse_args(argv)
+    spades = str(Path(sys.executable).with_name("spades"))
+    base = [spades, "gauntlet", args.policy, "--games", str(args.games), "--no-progress"]
+    if args.opponents is not None:
+        base += ["--opponents", *args.opponents]
+    modes = {"batched": [], "one at a time": ["--one-at-a-time", "--workers", str(args.workers)]}
+    times: dict[str, list[float]] = {m: [] for m in modes}
+    loads = []
+    print(f"cpus {os.cpu_count()}; load average at start {os.getloadavg()[0]:.2f}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(max(1, args.rounds)):
+            order = list(modes) if r % 2 == 0 else list(reversed(modes))
+            outs = {}
+            for m in order:
+                out = Path(tmp) / f"{r}-{m.replace(' ', '_')}"
+                t = time.perf_counter()
+                subprocess.run([*base, *modes[m], "--out", str(out)], check=True, capture_output=True)
+                times[m].append(time.perf_counter() - t)
+                outs[m] = json.loads((out / "gauntlet.json").read_text())
+                print(f"round {r + 1}: {m} {times[m][-1]:.1f} s (load {os.getloadavg()[0]:.2f})", flush=True)
+            if _strip(outs["batched"]) != _strip(outs["one at a time"]):
+                print("the two paths' gauntlet.json differ", file=sys.stderr)
+                return 1
+            loads.append(os.getloadavg()[0])
+    b, o = statistics.median(times["batched"]), statistics.median(times["one at a time"])
+    print(
+        f"\n`{' '.join(base[1:])}`: medians of {args.rounds} rounds, load average {min(loads):.2f}-{max(loads):.2f}"
+    )
+    print("| path | method | wall s |")
+    print("|---|---|---:|")
+    print(f"| batched (default) | one process, runs stepped together on VectorSpades | {b:.1f} |")
+    print(f"| one at a time | `--one-at-a-time --workers {args.workers}` | {o:.1f} |")
+    print(f"speed-up {o / b:.1f}x; gauntlet.json identical (timing fields aside)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
