@@ -579,7 +579,9 @@ class VectorSpades:
         self.illegal_mode, self.illegal_reward = illegal, float(illegal_reward)
         self.parallel = bool(parallel)
         """Loops over games with numba ``prange`` (threads: ``numba.set_num_threads``)."""
-        (self._k_reset, self._k_step, self._k_play, self._k_observe, self._k_state) = _KERNELS[self.parallel]
+        (self._k_reset, self._k_step, self._k_play, self._k_observe_all, self._k_state) = _KERNELS[
+            self.parallel
+        ]
         self.observations = bool(observations)
         """Whether ``step`` writes observations (masks and seats are always written)."""
         self._write_obs = (1 if obs_dtype == "float32" else 2) if self.observations else 0
@@ -770,10 +772,21 @@ class VectorSpades:
             self.game_seeds,
             self.episodes_done,
         )
-        self._k_observe(
-            self.states, self.game_params, self._obs, self._scalars, self._mask, self._seat, self._write_obs
-        )
+        self.refresh(self.observations)
         return int(self.episodes_done.sum()) - before
+
+    def refresh(self, observations: bool = True) -> VectorStep:
+        """Rewrite every game's seat, mask and (``observations``) observation from ``states``
+        (after the states were set from outside, e.g. restored from a training checkpoint)."""
+        self._k_observe(self.states, self.game_params, self._obs, self._mask, self._seat, observations)
+        return self._result()
+
+    def _k_observe(self, states, params, obs, masks, seats, write_obs) -> None:
+        """The observe kernel with the signature it had before the compact observations
+        (``write_obs`` a bool; the compact scalars and dtype come from the engine)."""
+        self._k_observe_all(
+            states, params, obs, self._scalars, masks, seats, self._obs_kind if write_obs else 0
+        )
 
     def state_vectors(self, out: np.ndarray | None = None) -> np.ndarray:
         """Full state of every game for centralized critics, ``[B, 1187]`` float32

@@ -297,11 +297,9 @@ def play_boards_batched(
                     bind(lambda i=i: engine.states[i])
             in_slot[i] = _Run(j, k, pols)
             for s, p in enumerate(pols):
-                key = batch_key(p)
-                if key is None:
-                    key = ("act", id(p))  # each per-game policy is its own group
+                key = batch_key(p) or ("act",)  # ("act",): called per game, each with its own act
                 gid[i, s] = group_ids.setdefault(key, len(group_ids))
-                group_keys.setdefault(gid[i, s], None if key[0] == "act" else key)
+                group_keys.setdefault(int(gid[i, s]), None if key == ("act",) else key)
             active[i] = True
             starts.append(i)
             seeds.append(job.deal_seed)
