@@ -188,9 +188,14 @@ def _decide_group(key: tuple | None, policies: list[Policy], obs: np.ndarray, ma
         )
     if key[0] == "checkpoint":
         return act_policies(policies, obs, mask)  # type: ignore[arg-type]
-    if key[0] == "heuristic":
-        modes = np.array([p.mode for p in policies], dtype=np.int64)  # type: ignore[attr-defined]
-        return heuristic_actions(obs, mask, modes)
+    if key[0] == "heuristic":  # L2 is deterministic and always legal: a forced move needs no call
+        legal = mask != 0
+        out = np.argmax(legal, axis=1).astype(np.int64)
+        rows = np.flatnonzero(legal.sum(axis=1) != 1)
+        if rows.size:
+            modes = np.array([policies[i].mode for i in rows.tolist()], dtype=np.int64)  # type: ignore[attr-defined]
+            out[rows] = heuristic_actions(obs[rows], mask[rows], modes)
+        return out
     return _random_actions(policies, mask)  # type: ignore[arg-type]
 
 
