@@ -486,6 +486,23 @@ def act_policies(
     return out
 
 
+def play_settings(
+    path: str | Path, meta: dict[str, Any], rules: RulesConfig | str | dict | None, deterministic: bool | None
+) -> bool:
+    """Check that ``rules`` (when given) have the checkpoint's number of players and return
+    whether it plays deterministically (``None``: as ``meta.json``'s ``policy.deterministic``)."""
+    if rules is not None:
+        want = load_rules(rules).num_players
+        have = (meta.get("rules") or {}).get("num_players", want)
+        if have != want:
+            raise CheckpointError(
+                f"{checkpoint_dir(path) / META_FILE}: trained for {have} players, asked to play {want}"
+            )
+    if deterministic is None:
+        return bool((meta.get("policy") or {}).get("deterministic", False))
+    return bool(deterministic)
+
+
 def load_policy(
     path: str | Path,
     seed: int | None = None,
@@ -496,15 +513,7 @@ def load_policy(
     ``rules``, when given, must have the checkpoint's number of players. ``deterministic``
     None: as the checkpoint's ``meta.json`` says (``policy.deterministic``, default false)."""
     actor, meta = _cached(path)
-    if deterministic is None:
-        deterministic = bool((meta.get("policy") or {}).get("deterministic", False))
-    if rules is not None:
-        want = load_rules(rules).num_players
-        have = (meta.get("rules") or {}).get("num_players", want)
-        if have != want:
-            raise CheckpointError(
-                f"{checkpoint_dir(path) / META_FILE}: trained for {have} players, asked to play {want}"
-            )
+    deterministic = play_settings(path, meta, rules, deterministic)
     return CheckpointPolicy(actor, seed=seed, deterministic=deterministic, name=str(path), meta=meta)
 
 

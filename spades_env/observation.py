@@ -52,7 +52,13 @@ import numpy as np
 
 from spades_env.core import layout as L
 from spades_env.core.cards import FULL_DECK, NUM_RANKS, SUIT_MASKS
-from spades_env.core.engine import blind_eligible, relative_seat, seat_after, trick_winner
+from spades_env.core.engine import (
+    blind_eligible,
+    blind_open_for_team,
+    relative_seat,
+    seat_after,
+    trick_winner,
+)
 from spades_env.core.jit import ctz, jit
 from spades_env.core.scoring import contract_tricks, is_nil_bid, team_contract
 
@@ -276,12 +282,9 @@ def _encode_binary(state, params, seat, out):
         for suit in range(4):
             if (so >> suit) & 1:
                 out[O_SHOWN_OUT + 4 * k + suit] = 1.0
-    if params[L.P_BLIND_NIL] != 0:
-        need = params[L.P_BLIND_NIL_MIN_DEFICIT]
-        for k in range(2):
-            t = (team + k) % 2
-            if need <= 0 or state[L.SCORES + 1 - t] - state[L.SCORES + t] >= need:
-                out[O_BLIND_OPEN + k] = 1.0
+    for k in range(2):
+        if blind_open_for_team(state, params, (team + k) % 2):
+            out[O_BLIND_OPEN + k] = 1.0
 
 
 @jit

@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.checkpoint import play_settings
+from spades_env.core.rules import RulesConfig
 from spades_env.observation import OBS_VERSION, convert_observation
-from training.checkpoint import CheckpointError, checkpoint_dir, load_checkpoint
+from training.checkpoint import checkpoint_dir, load_checkpoint
 from training.network import ActorCritic, masked_logits
 
 _CACHE: dict[tuple[str, int], tuple[ActorCritic, dict[str, Any]]] = {}
@@ -82,13 +83,5 @@ def load_policy(
     ``rules``, when given, must have the checkpoint's number of players. ``deterministic``
     None: as the checkpoint's ``meta.json`` says (``policy.deterministic``, default false)."""
     model, meta = _cached(path)
-    if deterministic is None:
-        deterministic = bool((meta.get("policy") or {}).get("deterministic", False))
-    if rules is not None:
-        want = load_rules(rules).num_players
-        have = (meta.get("rules") or {}).get("num_players", want)
-        if have != want:
-            raise CheckpointError(
-                f"{checkpoint_dir(path) / 'meta.json'}: trained for {have} players, asked to play {want}"
-            )
+    deterministic = play_settings(path, meta, rules, deterministic)
     return CheckpointPolicy(model, seed=seed, deterministic=deterministic, name=str(path), meta=meta)

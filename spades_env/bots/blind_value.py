@@ -30,6 +30,7 @@ import numpy as np
 
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS
+from spades_env.core.engine import game_winner_of
 from spades_env.core.jit import jit
 from spades_env.core.scoring import is_nil_bid, score_team
 
@@ -72,15 +73,10 @@ def win_chance(own, opp, params, gain=-1.0, spread=-1.0):
     ``gain`` points a hand and the margin of a hand varies by ``spread`` (standard deviation).
     Without them (negative): 6.5 tricks' worth a hand, and 11 tricks plus a quarter of the Nil
     value; :func:`hand_model` measures them on the table for the rules at hand."""
+    w = game_winner_of(own, opp, params)  # the core's game-end rule
+    if w >= 0:
+        return 1.0 if w == 0 else 0.0
     target = params[L.P_TARGET_SCORE]
-    if params[L.P_MERCY] != 0:
-        thr = params[L.P_MERCY_THRESHOLD]
-        if own <= thr or opp <= thr:
-            if own == opp:
-                return 0.5
-            return 1.0 if own > opp else 0.0
-    if (own >= target or opp >= target) and own != opp:
-        return 1.0 if own > opp else 0.0
     tv = params[L.P_TRICK_VALUE]
     if gain <= 0:
         gain = 6.5 * tv

@@ -32,13 +32,12 @@ from numba import njit, prange
 from spades_env.bots.blind_value import MODE_ALWAYS_BLIND, MODE_EV, MODE_NEVER_BLIND, blind_choice
 from spades_env.core import layout as L
 from spades_env.core.actions import (
-    ACTION_BLIND_NIL,
     ACTION_DISCARD,
     ACTION_KEEP,
-    ACTION_SEE_CARDS,
     BID_BASE,
     NUM_ACTIONS,
 )
+from spades_env.core.cards import FULL_DECK, FULL_SUIT
 from spades_env.core.engine import trick_winner
 from spades_env.core.jit import ctz, jit
 from spades_env.core.scoring import is_nil_bid, tricks_needed
@@ -50,8 +49,6 @@ sjit = njit(cache=True, nogil=True, error_model="numpy")
 
 SPADE = 3
 ACE, KING, QUEEN, JACK, TEN = 12, 11, 10, 9, 8
-FULL_SUIT = (1 << 13) - 1
-FULL_DECK = (1 << 52) - 1
 
 NIL_MAX_TRICKS = 2.6
 NIL_LIMIT = 1.0
@@ -287,10 +284,6 @@ def _nil_alive(row, seat):
     return is_nil_bid(row[L.BIDS + seat]) and row[L.TRICKS_WON + seat] == 0
 
 
-@jit
-def _void(row, unseen, seat, suit):
-    """Seat has shown out of ``suit``, or no unseen card of it is left."""
-    return ((row[L.SHOWN_OUT + seat] >> suit) & 1) == 1 or suit_bits(unseen, suit) == 0
 
 
 @jit
@@ -783,7 +776,6 @@ def l2_act_batch_serial(obs, mask, modes, table, out):
         out[i] = l2_decide(obs[i], mask[i], modes[i], table, row, params)
 
 
-ACTION_CHOICES = (ACTION_BLIND_NIL, ACTION_SEE_CARDS)
 __all__ = [
     "MODE_ALWAYS_BLIND",
     "MODE_NEVER_BLIND",

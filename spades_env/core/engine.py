@@ -153,16 +153,23 @@ def legal_mask(state, params, out):
 
 
 @jit
-def blind_eligible(state, params, seat):
-    """Whether ``seat`` is offered the Blind Nil decision now."""
-    if params[L.P_BLIND_NIL] == 0 or state[L.BLIND_STATUS + seat] != L.BLIND_UNDECIDED:
+def blind_open_for_team(state, params, team):
+    """Whether the rules and the score let ``team`` choose Blind Nil (it is allowed, and the
+    team trails by at least ``blind_nil_min_deficit``)."""
+    if params[L.P_BLIND_NIL] == 0:
         return False
     need = params[L.P_BLIND_NIL_MIN_DEFICIT]
     if need > 0:
-        t = team_of(seat)
-        deficit = state[L.SCORES + 1 - t] - state[L.SCORES + t]
-        return deficit >= need
+        return state[L.SCORES + 1 - team] - state[L.SCORES + team] >= need
     return True
+
+
+@jit
+def blind_eligible(state, params, seat):
+    """Whether ``seat`` is offered the Blind Nil decision now."""
+    if state[L.BLIND_STATUS + seat] != L.BLIND_UNDECIDED:
+        return False
+    return blind_open_for_team(state, params, team_of(seat))
 
 
 @jit
@@ -294,9 +301,10 @@ def init_state(state, params, rng_state, dealer):
 
 
 @jit
-def _game_winner(state, params):
-    s0 = state[L.SCORES]
-    s1 = state[L.SCORES + 1]
+def game_winner_of(s0, s1, params):
+    """Team that has won the game at scores ``s0``, ``s1`` (a team at the target, or at the
+    mercy threshold with the mercy rule, decides it; the higher score wins, a tie plays on),
+    or -1."""
     target = params[L.P_TARGET_SCORE]
     decided = s0 >= target or s1 >= target
     if params[L.P_MERCY] != 0:
@@ -306,6 +314,11 @@ def _game_winner(state, params):
     if not decided or s0 == s1:
         return -1
     return 0 if s0 > s1 else 1
+
+
+@jit
+def _game_winner(state, params):
+    return game_winner_of(state[L.SCORES], state[L.SCORES + 1], params)
 
 
 @jit
