@@ -12,11 +12,15 @@ from hypothesis import strategies as st
 from spades_env.bots import make_policy
 from spades_env.bots.blind_sim import build_table
 from spades_env.bots.blind_value import (
+    CACHE_ENTRIES,
     NUM_CONFIGS,
     OPT_BLIND,
     TWO_PLAYER_CONFIG,
+    blind_values,
+    blind_values_direct,
     config_index,
     load_table,
+    model_of,
     table_summary,
     win_chance,
 )
@@ -113,6 +117,68 @@ def test_win_chance_is_a_probability_increasing_in_own_score(own, opp, gain, tar
         assert a == 1.0
     if opp >= target and opp > own:
         assert a == 0.0
+
+
+_VARIANTS = {
+    "tournament": {},
+    "house": {},
+    "openspiel": {},
+    "tournament_bags7": {"bag_limit": 7, "bag_penalty": 50, "blind_nil_exchange": 2},
+    "tournament_no_limit": {"bag_limit": 0, "failed_nil_counts_toward_contract": True, "target_score": 300},
+    "two_player": {"blind_nil": True},
+}
+
+
+def _decision_row(rules: str, knobs: dict, own, opp, bags, partner, opp_bids) -> tuple[np.ndarray, np.ndarray]:
+    base = "tournament" if rules not in ("house", "openspiel", "two_player") else rules
+    p = load_rules(base).replace(**knobs).to_params()
+    row = np.zeros(L.STATE_SIZE, dtype=np.int64)
+    n = int(p[L.P_NUM_SEATS])
+    row[L.NUM_SEATS] = n
+    row[L.BIDS : L.BIDS + 4] = L.BID_NONE
+    row[L.SCORES], row[L.SCORES + 1] = own, opp
+    limit = max(int(p[L.P_BAG_LIMIT]), 1)
+    row[L.BAGS], row[L.BAGS + 1] = bags[0] % limit, bags[1] % limit
+    if n == 4:
+        row[L.BIDS + 2] = partner
+        row[L.BIDS + 1], row[L.BIDS + 3] = opp_bids
+    return row, p
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rules=st.sampled_from(sorted(_VARIANTS)),
+    own=st.integers(-400, 600),
+    opp=st.integers(-400, 600),
+    bags=st.tuples(st.integers(0, 9), st.integers(0, 9)),
+    partner=st.sampled_from([L.BID_NONE, 1, 3, 4, 6]),
+    opp_bids=st.sampled_from([(L.BID_NONE, L.BID_NONE), (L.BID_BLIND_NIL, L.BID_NONE), (3, L.BID_NONE), (L.BID_NONE, L.BID_BLIND_NIL)]),
+)
+def test_cached_blind_values_equal_the_values_scored_afresh(rules, own, opp, bags, partner, opp_bids):
+    """The Blind Nil model's cache (outcomes scored once per rules) changes no value."""
+    row, p = _decision_row(rules, _VARIANTS[rules], own, opp, bags, partner, opp_bids)
+    model = model_of(load_table())
+    cached, direct = np.zeros(4), np.zeros(4)
+    blind_values(row, p, model, cached)
+    blind_values_direct(row, p, load_table(), direct)
+    assert np.array_equal(cached, direct)
+    assert model.used[0] == 1  # scored once, for this rules and table entry
+    again = np.zeros(4)
+    blind_values(row, p, model, again)
+    assert np.array_equal(again, direct) and model.used[0] == 1
+
+
+def test_a_full_blind_value_cache_scores_new_rules_afresh():
+    model = model_of(load_table())
+    for k in range(CACHE_ENTRIES):  # fill every entry with rules met only here
+        row, p = _decision_row("tournament", {"target_score": 300 + k}, 0, 0, (0, 0), L.BID_NONE, (L.BID_NONE, L.BID_NONE))
+        blind_values(row, p, model, np.zeros(4))
+    assert model.used[0] == CACHE_ENTRIES
+    row, p = _decision_row("tournament_bags7", _VARIANTS["tournament_bags7"], 120, 40, (3, 6), 4, (3, L.BID_NONE))
+    cached, direct = np.zeros(4), np.zeros(4)
+    blind_values(row, p, model, cached)
+    blind_values_direct(row, p, load_table(), direct)
+    assert np.array_equal(cached, direct) and model.used[0] == CACHE_ENTRIES
 
 
 # ---- the table -------------------------------------------------------------------------------
@@ -313,3 +379,18 @@ def test_search_bids_by_sampling_and_leaves_its_partner_room():
 def test_shipped_table_is_what_its_command_makes():
     # `python -m spades_env.bots.blind_sim --deals 4000 --seed 0`: the first deals of every entry
     assert np.array_equal(build_table(40, seed=0, progress=False), load_table()[:, :40])
+
+
+def test_search_with_card_search_off_plays_l2s_cards():
+    """``search:card_search=0``: the searched Blind Nil, bid and exchange, L2's card play."""
+    eng = VectorSpades(8, TOURNAMENT, seed=11)
+    res = eng.reset(seed=11)
+    l3, l2 = make_policy("search:samples=4,card_search=0", seed=1), HeuristicPolicy(TOURNAMENT)
+    played = 0
+    for _ in range(120):
+        for i in range(8):
+            if decode(res.obs[i]).phase == L.PH_PLAY:
+                assert l3.act(res.obs[i], res.mask[i]) == l2.act(res.obs[i], res.mask[i])
+                played += 1
+        res = eng.step(heuristic_actions(res.obs, res.mask))
+    assert played > 300

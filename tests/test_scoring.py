@@ -208,3 +208,15 @@ def test_score_hand_rejects_bad_input(bids, tricks, match):
 def test_score_hand_accepts_preset_names_and_dicts():
     assert score_hand([3, 4, 2, 4], [4, 3, 3, 3], (0, 0), load_rules({"trick_value": 5})).points == (27, -40)
     assert score_hand([3, 4, 2, 4], [4, 3, 3, 3], (0, 0), {"trick_value": 5}).points == (27, -40)
+
+
+@pytest.mark.parametrize(
+    ("limit", "before", "won", "penalty", "after"),
+    [(10, 8, 5, 100, 3), (10, 9, 12, 200, 1), (10, 0, 9, 0, 9), (0, 40, 5, 0, 45), (7, 6, 1, 100, 0)],
+)
+def test_bag_penalty_by_hand(limit, before, won, penalty, after):
+    """The bag rule alone: ``bag_penalty`` each time the total reaches the limit."""
+    from spades_env.core.scoring import bag_penalty
+
+    params = load_rules("tournament").replace(bag_limit=limit).to_params()
+    assert bag_penalty(before, won, params) == (penalty, after)

@@ -48,6 +48,7 @@ _SEARCH_OPTIONS: dict[str, type] = {
     "exchange_samples": int,
     "playout_l2": int,
     "bid_samples": int,
+    "card_search": int,
 }
 _OPTIONS: dict[str, dict[str, type]] = {
     "random": {},
@@ -66,6 +67,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "max_samples": (1, 1_000_000),
     "noise": (0, 1000),
     "playout_l2": (0, 1),
+    "card_search": (0, 1),
 }
 _INT_RANGE = (1, 1_000_000)  # any other integer option (a count of samples)
 
@@ -103,7 +105,7 @@ def parse_policy_name(name: str) -> tuple[str, dict[str, Any]]:
                 raise PolicyNameError(
                     f"policy {name!r}: option {key}={val.strip()!r} is not a valid {kinds[key].__name__}"
                 ) from None
-            if value <= 0 and key not in ("noise", "playout_l2"):
+            if value <= 0 and key not in ("noise", "playout_l2", "card_search"):
                 raise PolicyNameError(f"policy {name!r}: option {key} must be positive, got {value}")
             lo, hi = _RANGES.get(key, _INT_RANGE)
             try:

@@ -32,6 +32,7 @@ from spades_env.bots.blind_value import (
     TABLE_FILE,
     TWO_PLAYER_CONFIG,
     empty_table,
+    model_of,
 )
 from spades_env.bots.l2 import l2_decide
 from spades_env.core import layout as L
@@ -46,10 +47,10 @@ OTHERS_SEE = 1
 
 
 @jit
-def play_hand_l2(state, params, table, forced_seat, forced_action, others):
+def play_hand_l2(state, params, model, forced_seat, forced_action, others):
     """Play ``state`` to the end of its hand with L2 at every seat (``forced_seat`` takes
     ``forced_action`` at its Blind Nil choice; with ``others == OTHERS_SEE`` every other
-    seat sees its cards). Returns False if a decision failed (an inconsistent state)."""
+    seat sees its cards; ``model``: the Blind Nil ``BlindModel`` of the L2 seats). Returns False if a decision failed (an inconsistent state)."""
     obs = np.zeros(OBS_SIZE, dtype=np.float32)
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
     row = np.zeros(L.STATE_SIZE, dtype=np.int64)
@@ -67,7 +68,7 @@ def play_hand_l2(state, params, table, forced_seat, forced_action, others):
         else:
             encode_observation(state, params, seat, obs)
             legal_mask(state, params, mask)
-            a = l2_decide(obs, mask, MODE_EV, table, row, prow)
+            a = l2_decide(obs, mask, MODE_EV, model, row, prow)
         if a < 0 or apply_action(state, params, a) != 0:
             return False
     return state[L.PHASE] >= L.PH_HAND_END
@@ -86,7 +87,7 @@ def _record(state, decider, n, out):
 
 
 @jit
-def simulate_config(params, n_deals, partner_first, seed, table, out):
+def simulate_config(params, n_deals, partner_first, seed, model, out):
     """Fill ``out [n_deals, 2, 8]`` with the outcome pairs of one table entry."""
     n = params[L.P_NUM_SEATS]
     state = np.zeros(L.STATE_SIZE, dtype=np.int64)
@@ -107,7 +108,7 @@ def simulate_config(params, n_deals, partner_first, seed, table, out):
         for opt in range(2):
             state[:] = start
             a = ACTION_BLIND_NIL if opt == OPT_BLIND else ACTION_SEE_CARDS
-            if not play_hand_l2(state, params, table, decider, a, OTHERS_SEE):
+            if not play_hand_l2(state, params, model, decider, a, OTHERS_SEE):
                 ok = False
                 break
             if opt == OPT_BLIND and n == 4 and (state[L.BIDS + (decider + 2) % 4] == 0):
@@ -121,7 +122,7 @@ def simulate_config(params, n_deals, partner_first, seed, table, out):
 def build_table(deals: int = 2000, seed: int = 0, progress: bool = True) -> np.ndarray:
     """The outcome table, ``int64 [NUM_CONFIGS, deals, 2, 8]`` (see the module docstring)."""
     out = np.zeros((NUM_CONFIGS, deals, 2, 8), dtype=np.int64)
-    base = empty_table()
+    base = model_of(empty_table())  # the simulated seats see their cards: no table needed
     four = load_rules("tournament").replace(blind_nil_min_deficit=0, max_hands=0)
     for cfg in range(NUM_CONFIGS):
         t0 = time.perf_counter()

@@ -18,6 +18,12 @@ each other (the model's error), the expected margin of the hand decides. Where t
 bid close to the real one weigh more; where an opponent has declared Blind Nil already, its
 team's hand is scored as the declaring side of another deal of the table. The two-player game
 has its own table entry.
+
+Decisions read a :class:`BlindModel`: the table plus, for every (rules, table entry) met so
+far, its outcomes scored once by the core (points before the bag penalty and bags won, then the
+core's ``bag_penalty`` at the current bags) and its hand model, so that a decision costs a pass
+over the table instead of a thousand scorings (:func:`blind_values_direct` is the uncached
+reference; a test checks the two agree).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from importlib import resources
+from typing import NamedTuple
 
 import numpy as np
 
@@ -32,7 +39,7 @@ from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS
 from spades_env.core.engine import game_winner_of
 from spades_env.core.jit import jit
-from spades_env.core.scoring import is_nil_bid, score_team
+from spades_env.core.scoring import bag_penalty, hand_points, is_nil_bid, score_team
 
 MAX_EXCHANGE = 4
 """Exchange sizes above this use the table of this size."""
@@ -46,6 +53,10 @@ MAX_DEALS_USED = 256
 """Deals of a table entry a decision averages over (the first ones): enough for the estimate,
 cheap enough for a decision at engine speed."""
 
+CACHE_ENTRIES = 64
+"""(rules, table entry) pairs a :class:`BlindModel` keeps scored; past that, decisions score
+the outcomes afresh (the same values, slower)."""
+
 MODE_EV = 0
 MODE_ALWAYS_BLIND = 1
 MODE_NEVER_BLIND = 2
@@ -53,9 +64,7 @@ MODE_NEVER_BLIND = 2
 
 def config_index(num_seats: int, exchange: int, partner_has_bid: bool) -> int:
     """Row of the table for a game variant, exchange size and partner state."""
-    if num_seats == 2:
-        return TWO_PLAYER_CONFIG
-    return 2 * min(max(exchange, 0), MAX_EXCHANGE) + int(bool(partner_has_bid))
+    return int(_config(int(num_seats), int(exchange), bool(partner_has_bid)))
 
 
 @jit
@@ -64,6 +73,14 @@ def _config(num_seats, exchange, partner_has_bid):
         return TWO_PLAYER_CONFIG
     k = min(max(exchange, 0), MAX_EXCHANGE)
     return 2 * k + (1 if partner_has_bid else 0)
+
+
+@jit
+def row_config(row, params):
+    """Table entry of seat 0 of a decoded ``row``: its game, exchange size, and whether its
+    partner has bid."""
+    n = row[L.NUM_SEATS]
+    return _config(n, params[L.P_EXCHANGE_CARDS], n == 4 and row[L.BIDS + 2] >= 0)
 
 
 @jit
@@ -119,13 +136,12 @@ def hand_model(params, table, cfg, m):
 
 
 @jit
-def blind_values(row, params, table, out):
-    """Mean chance of winning the game after this hand, ``out[0]`` with a Blind Nil by seat 0
-    of the decoded ``row`` and ``out[1]`` seeing the cards, and the mean margin of the hand
-    (own team's points minus the other's) in ``out[2]`` and ``out[3]``, from the outcome table."""
+def blind_values_direct(row, params, table, out):
+    """:func:`blind_values` scored from the outcome ``table`` itself, without a cache (the
+    reference the cached path is tested against, and its fallback when the cache is full)."""
     n = row[L.NUM_SEATS]
     partner_bid = row[L.BIDS + 2] if n == 4 else L.BID_NONE
-    cfg = _config(n, params[L.P_EXCHANGE_CARDS], partner_bid >= 0)
+    cfg = row_config(row, params)
     bids = np.empty(4, dtype=np.int64)
     tricks = np.empty(4, dtype=np.int64)
     out[:4] = 0.0
@@ -163,20 +179,145 @@ def blind_values(row, params, table, out):
         out[:4] /= total
 
 
+class BlindModel(NamedTuple):
+    """The outcome table and, for each (rules, table entry) met so far, what a decision needs
+    of it under those rules, scored once by the core: every outcome's points before the bag
+    penalty and bags won per team (``hand_points``; the bag penalty at the current bags is the
+    core's ``bag_penalty``) and the hand model. One per process (:func:`blind_model`); compiled
+    code fills it on first use, from one thread (``l2_act_batch`` fills it before its threads)."""
+
+    outcomes: np.ndarray  # int64 [NUM_CONFIGS, N, 2, 8]: the table
+    keys: np.ndarray  # int64 [CACHE_ENTRIES, PARAMS_SIZE + 1]: each entry's rules params and config
+    used: np.ndarray  # int64 [1]: entries filled
+    hands: np.ndarray  # float64 [CACHE_ENTRIES, 2]: hand_model's (gain, spread)
+    points: np.ndarray  # int64 [CACHE_ENTRIES, 2, M, 2, 2]: per option, deal, team: points, bags won
+
+
+def model_of(table: np.ndarray) -> BlindModel:
+    """A :class:`BlindModel` with an empty cache over the outcome ``table``."""
+    table = np.ascontiguousarray(table, dtype=np.int64)
+    m = min(table.shape[1], MAX_DEALS_USED)
+    return BlindModel(
+        table,
+        np.zeros((CACHE_ENTRIES, L.PARAMS_SIZE + 1), dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+        np.zeros((CACHE_ENTRIES, 2), dtype=np.float64),
+        np.zeros((CACHE_ENTRIES, 2, m, 2, 2), dtype=np.int64),
+    )
+
+
 @jit
-def blind_choice(row, params, mode, table):
+def model_entry(model, params, cfg):
+    """Cache slot of these rules and table entry ``cfg`` in ``model``, scored on first use;
+    -1 once the cache is full."""
+    p = params.shape[0]
+    n = model.used[0]
+    for k in range(n):
+        if model.keys[k, p] != cfg:
+            continue
+        same = True
+        for j in range(p):
+            if model.keys[k, j] != params[j]:
+                same = False
+                break
+        if same:
+            return k
+    if n >= model.keys.shape[0]:
+        return -1
+    table = model.outcomes
+    m = model.points.shape[2]
+    seats = 2 if cfg == TWO_PLAYER_CONFIG else 4
+    bids = np.empty(4, dtype=np.int64)
+    tricks = np.empty(4, dtype=np.int64)
+    for opt in range(2):
+        for i in range(m):
+            for s in range(4):
+                bids[s] = table[cfg, i, opt, s]
+                tricks[s] = table[cfg, i, opt, 4 + s]
+            for team in range(2):
+                pts, won = hand_points(bids, tricks, team, seats, params)
+                model.points[n, opt, i, team, 0] = pts
+                model.points[n, opt, i, team, 1] = won
+    gain, spread = hand_model(params, table, cfg, m)
+    model.hands[n, 0] = gain
+    model.hands[n, 1] = spread
+    for j in range(p):
+        model.keys[n, j] = params[j]
+    model.keys[n, p] = cfg
+    model.used[0] = n + 1
+    return n
+
+
+@jit
+def model_hand(model, params, cfg):
+    """:func:`hand_model`'s (gain, spread) for these rules and table entry, from the cache."""
+    k = model_entry(model, params, cfg)
+    if k < 0:
+        return hand_model(params, model.outcomes, cfg, model.points.shape[2])
+    return model.hands[k, 0], model.hands[k, 1]
+
+
+@jit
+def _points(model, k, opt, i, team, bags, params):
+    return model.points[k, opt, i, team, 0] - bag_penalty(bags, model.points[k, opt, i, team, 1], params)[0]
+
+
+@jit
+def blind_values(row, params, model, out):
+    """Mean chance of winning the game after this hand, ``out[0]`` with a Blind Nil by seat 0
+    of the decoded ``row`` and ``out[1]`` seeing the cards, and the mean margin of the hand
+    (own team's points minus the other's) in ``out[2]`` and ``out[3]``, from the outcome table
+    of the :class:`BlindModel` ``model``."""
+    table = model.outcomes
+    n = row[L.NUM_SEATS]
+    partner_bid = row[L.BIDS + 2] if n == 4 else L.BID_NONE
+    cfg = row_config(row, params)
+    k = model_entry(model, params, cfg)
+    if k < 0:
+        blind_values_direct(row, params, table, out)
+        return
+    out[:4] = 0.0
+    total = 0.0
+    m = model.points.shape[2]
+    # an opponent who has declared Blind Nil: their hand is scored as the declaring side of
+    # another deal of the table (the table's opponents never declare)
+    opp_blind = n == 4 and (row[L.BIDS + 1] == L.BID_BLIND_NIL or row[L.BIDS + 3] == L.BID_BLIND_NIL)
+    gain = model.hands[k, 0]
+    spread = model.hands[k, 1]
+    own_bags = row[L.BAGS]
+    opp_bags = row[L.BAGS + 1]
+    for i in range(m):
+        w = 1.0
+        if n == 4 and partner_bid >= 0:
+            d = abs(table[cfg, i, OPT_BLIND, 2] - partner_bid)
+            w = 1.0 if d == 0 else (0.5 if d == 1 else 0.1)
+        p_opp_blind = 0
+        if opp_blind:
+            p_opp_blind = _points(model, k, OPT_BLIND, (i + m // 2) % m, 0, opp_bags, params)
+        for opt in range(2):
+            p0 = _points(model, k, opt, i, 0, own_bags, params)
+            p1 = p_opp_blind if opp_blind else _points(model, k, opt, i, 1, opp_bags, params)
+            out[opt] += w * win_chance(row[L.SCORES] + p0, row[L.SCORES + 1] + p1, params, gain, spread)
+            out[2 + opt] += w * (p0 - p1)
+        total += w
+    if total > 0:
+        out[:4] /= total
+
+
+@jit
+def blind_choice(row, params, mode, model):
     """Blind Nil (66) or See cards (67) for seat 0 of a decoded row (``mode``: ``MODE_EV``
     compares the values, ``MODE_ALWAYS_BLIND`` declares whenever the partner has not bid a
-    Nil, ``MODE_NEVER_BLIND`` never does)."""
+    Nil, ``MODE_NEVER_BLIND`` never does; ``model``: a :class:`BlindModel`)."""
     n = row[L.NUM_SEATS]
     if n == 4 and is_nil_bid(row[L.BIDS + 2]):
         return ACTION_SEE_CARDS
     if mode == MODE_ALWAYS_BLIND:
         return ACTION_BLIND_NIL
-    if mode == MODE_NEVER_BLIND or table.shape[1] == 0:
+    if mode == MODE_NEVER_BLIND or model.outcomes.shape[1] == 0:
         return ACTION_SEE_CARDS
     v = np.zeros(4, dtype=np.float64)
-    blind_values(row, params, table, v)
+    blind_values(row, params, model, v)
     if abs(v[OPT_BLIND] - v[OPT_SEE]) < WIN_CHANCE_TIE:  # within the model's error: points decide
         return ACTION_BLIND_NIL if v[2 + OPT_BLIND] > v[2 + OPT_SEE] else ACTION_SEE_CARDS
     return ACTION_BLIND_NIL if v[OPT_BLIND] > v[OPT_SEE] else ACTION_SEE_CARDS
@@ -198,6 +339,12 @@ def load_table() -> np.ndarray:
         raise RuntimeError(f"{TABLE_FILE}: outcome table of shape {table.shape}, expected ({NUM_CONFIGS}, N, 2, 8)")
     table.setflags(write=False)
     return table
+
+
+@lru_cache(maxsize=1)
+def blind_model() -> BlindModel:
+    """The process's :class:`BlindModel` over the shipped table (what L2 and L3 decide from)."""
+    return model_of(load_table())
 
 
 def table_summary(table: np.ndarray | None = None, rules=None) -> list[dict]:
@@ -240,11 +387,18 @@ __all__ = [
     "MODE_ALWAYS_BLIND",
     "MODE_EV",
     "MODE_NEVER_BLIND",
+    "BlindModel",
     "blind_choice",
+    "blind_model",
     "blind_values",
+    "blind_values_direct",
     "config_index",
     "empty_table",
     "load_table",
+    "model_entry",
+    "model_hand",
+    "model_of",
+    "row_config",
     "table_summary",
     "hand_model",
     "win_chance",

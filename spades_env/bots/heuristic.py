@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spades_env.bots.blind_value import MODE_ALWAYS_BLIND, MODE_EV, MODE_NEVER_BLIND, load_table
+from spades_env.bots.blind_value import MODE_ALWAYS_BLIND, MODE_EV, MODE_NEVER_BLIND, blind_model
 from spades_env.bots.l2 import estimate_tricks, l2_act_batch, l2_act_batch_serial, l2_act_one, nil_danger
 from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.rules import RulesConfig, load_rules
@@ -56,7 +56,7 @@ def heuristic_actions(
         if modes.shape != (b,):
             raise ValueError(f"heuristic_actions: blind modes must have shape ({b},), got {modes.shape}")
     out = np.empty(b, dtype=np.int64)
-    (l2_act_batch if parallel else l2_act_batch_serial)(obs, mask, modes, load_table(), out)
+    (l2_act_batch if parallel else l2_act_batch_serial)(obs, mask, modes, blind_model(), out)
     bad = np.flatnonzero(out < 0)
     if bad.size:
         i = int(bad[0])
@@ -80,7 +80,7 @@ class HeuristicPolicy:
         obs, mask = _check(observation, action_mask, type(self).__name__)
         if obs.ndim != 1:
             raise ValueError(f"{type(self).__name__}.act: expected one observation, got shape {obs.shape}")
-        a = int(l2_act_one(obs, mask, self.mode, load_table()))
+        a = int(l2_act_one(obs, mask, self.mode, blind_model()))
         if a == -1:
             raise ValueError(f"{type(self).__name__}.act: the action mask has no legal action")
         if a < 0:

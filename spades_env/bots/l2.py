@@ -29,9 +29,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from spades_env.bots.blind_value import MODE_ALWAYS_BLIND, MODE_EV, MODE_NEVER_BLIND, blind_choice
+from spades_env.bots.blind_value import (
+    MODE_ALWAYS_BLIND,
+    MODE_EV,
+    MODE_NEVER_BLIND,
+    blind_choice,
+    model_entry,
+    row_config,
+)
 from spades_env.core import layout as L
 from spades_env.core.actions import (
+    ACTION_BLIND_NIL,
     ACTION_DISCARD,
     ACTION_KEEP,
     BID_BASE,
@@ -715,9 +723,9 @@ def choose_card(row, params, legal):
 
 # ---- the decision -----------------------------------------------------------------------------
 @jit
-def l2_decide(obs, mask, mode, table, row, params):
+def l2_decide(obs, mask, mode, model, row, params):
     """L2's action for one observation and ``int8[70]`` mask (``mode``: ``MODE_EV`` or
-    ``MODE_ALWAYS_BLIND``; ``table``: the Blind Nil outcome table; ``row``/``params``:
+    ``MODE_ALWAYS_BLIND``; ``model``: the Blind Nil ``BlindModel``; ``row``/``params``:
     scratch). Returns -1 if the mask has no legal action."""
     decode_into(obs, row, params)
     phase = row[L.PHASE]
@@ -733,7 +741,7 @@ def l2_decide(obs, mask, mode, table, row, params):
         return -1
     a = first
     if phase == L.PH_BLIND:
-        a = blind_choice(row, params, mode, table)
+        a = blind_choice(row, params, mode, model)
     elif phase == L.PH_BID:
         a = BID_BASE + choose_bid(row, params)
     elif phase == L.PH_EXCHANGE:
@@ -748,32 +756,39 @@ def l2_decide(obs, mask, mode, table, row, params):
 
 
 @jit
-def l2_act_one(obs, mask, mode, table):
+def l2_act_one(obs, mask, mode, model):
     """:func:`l2_decide` with its own scratch rows."""
     row = np.zeros(L.STATE_SIZE, dtype=np.int64)
     params = np.zeros(L.PARAMS_SIZE, dtype=np.int64)
-    return l2_decide(obs, mask, mode, table, row, params)
+    return l2_decide(obs, mask, mode, model, row, params)
 
 
 @pjit
-def l2_act_batch(obs, mask, modes, table, out):
+def l2_act_batch(obs, mask, modes, model, out):
     """L2's action for each row of ``obs [B, OBS_SIZE]`` / ``mask [B, 70]`` into ``out [B]``
-    (``modes [B]`` per game), over numba's threads; rows whose mask is empty get -1."""
+    (``modes [B]`` per game), over numba's threads; rows whose mask is empty get -1. The
+    Blind Nil cache entries the rows need are filled first, in this thread."""
     b = obs.shape[0]
+    row = np.zeros(L.STATE_SIZE, dtype=np.int64)
+    params = np.zeros(L.PARAMS_SIZE, dtype=np.int64)
+    for i in range(b):
+        if mask[i, ACTION_BLIND_NIL] != 0:
+            decode_into(obs[i], row, params)
+            model_entry(model, params, row_config(row, params))
     for i in prange(b):
-        row = np.zeros(L.STATE_SIZE, dtype=np.int64)
-        params = np.zeros(L.PARAMS_SIZE, dtype=np.int64)
-        out[i] = l2_decide(obs[i], mask[i], modes[i], table, row, params)
+        row_i = np.zeros(L.STATE_SIZE, dtype=np.int64)
+        params_i = np.zeros(L.PARAMS_SIZE, dtype=np.int64)
+        out[i] = l2_decide(obs[i], mask[i], modes[i], model, row_i, params_i)
 
 
 @sjit
-def l2_act_batch_serial(obs, mask, modes, table, out):
+def l2_act_batch_serial(obs, mask, modes, model, out):
     """:func:`l2_act_batch` in the calling thread (no thread pool: the default, so that a
     learner's torch threads in the same process are not slowed by numba's)."""
     row = np.zeros(L.STATE_SIZE, dtype=np.int64)
     params = np.zeros(L.PARAMS_SIZE, dtype=np.int64)
     for i in range(obs.shape[0]):
-        out[i] = l2_decide(obs[i], mask[i], modes[i], table, row, params)
+        out[i] = l2_decide(obs[i], mask[i], modes[i], model, row, params)
 
 
 __all__ = [

@@ -34,7 +34,7 @@ import numpy as np
 
 from spades_env.bots.base import ScriptedBot
 from spades_env.bots.blind_sim import OTHERS_L2, play_hand_l2
-from spades_env.bots.blind_value import MAX_DEALS_USED, MODE_EV, _config, hand_model, load_table, win_chance
+from spades_env.bots.blind_value import MODE_EV, blind_model, model_hand, row_config, win_chance
 from spades_env.bots.l2 import l2_act_one
 from spades_env.bots.l2 import popc as popcount_jit
 from spades_env.core import layout as L
@@ -260,7 +260,7 @@ def sample_deal(base, pool, counts, fixed, voids, rng, n_seats, out_hands):
 
 @jit
 def search_values(
-    base, params, seat, cards, n_cards, pool, counts, fixed, voids, rng, n_samples, totals, eps, table, l2_playout
+    base, params, seat, cards, n_cards, pool, counts, fixed, voids, rng, n_samples, totals, eps, model, l2_playout
 ):
     """Add, for each candidate card, the summed hand margin over ``n_samples`` sampled deals
     (``pool`` empty: the deal in ``base``) into ``totals``; playouts are ``eps``-random, or
@@ -279,22 +279,21 @@ def search_values(
             work[:] = det
             apply_action(work, params, cards[i])
             if l2_playout:
-                play_hand_l2(work, params, table, -1, -1, OTHERS_L2)
+                play_hand_l2(work, params, model, -1, -1, OTHERS_L2)
             else:
                 rollout(work, params, rng, eps)
             totals[i] += work[L.HAND_DELTA + team] - work[L.HAND_DELTA + 1 - team]
 
 
 @jit
-def blind_search(base, params, table, n_samples, rng, values):
+def blind_search(base, params, model, n_samples, rng, values):
     """Add into ``values[0]`` (Blind Nil) and ``values[1]`` (see the cards) the chance of
     winning the game after this hand, over ``n_samples`` random deals of every card, for seat 0
     of the decoded row ``base`` (in its Blind Nil choice)."""
     n = base[L.NUM_SEATS]
     det = base.copy()
     work = base.copy()
-    cfg = _config(n, params[L.P_EXCHANGE_CARDS], n == 4 and base[L.BIDS + 2] >= 0)
-    gain, spread = hand_model(params, table, cfg, min(table.shape[1], MAX_DEALS_USED))
+    gain, spread = model_hand(model, params, row_config(base, params))
     for s in range(4):
         b = base[L.BIDS + s]
         det[L.BLIND_STATUS + s] = L.BLIND_NIL if b == L.BID_BLIND_NIL else (L.BLIND_SAW if b >= 0 else 0)
@@ -310,12 +309,12 @@ def blind_search(base, params, table, n_samples, rng, values):
         for opt in range(2):
             work[:] = det
             a = ACTION_BLIND_NIL if opt == 0 else ACTION_SEE_CARDS
-            if play_hand_l2(work, params, table, 0, a, OTHERS_L2):
+            if play_hand_l2(work, params, model, 0, a, OTHERS_L2):
                 values[opt] += win_chance(work[L.SCORES], work[L.SCORES + 1], params, gain, spread)
 
 
 @jit
-def exchange_search(base, params, table, cards, n_cards, n_samples, rng, totals):
+def exchange_search(base, params, model, cards, n_cards, n_samples, rng, totals):
     """Add into ``totals[i]`` the summed hand margin of passing ``cards[i]`` now, over deals of
     the unseen cards consistent with the exchange so far (seat 0 of the decoded row ``base``
     is to pass). False if the exchange cannot be rebuilt from the observation: the caller then
@@ -357,13 +356,13 @@ def exchange_search(base, params, table, cards, n_cards, n_samples, rng, totals)
             work[:] = det
             if apply_action(work, params, cards[i]) != 0:
                 continue
-            if play_hand_l2(work, params, table, -1, -1, OTHERS_L2):
+            if play_hand_l2(work, params, model, -1, -1, OTHERS_L2):
                 totals[i] += work[L.HAND_DELTA + team] - work[L.HAND_DELTA + 1 - team]
     return True
 
 
 @jit
-def bid_search(base, params, table, bids, n_bids, n_samples, rng, totals):
+def bid_search(base, params, model, bids, n_bids, n_samples, rng, totals):
     """Add into ``totals[i]`` the summed hand margin of bidding ``bids[i]`` now, over deals of
     the unseen cards (the other seats' hands; in the two-player game the cards out of play
     too) played out by L2 seats (seat 0 of the decoded row ``base`` is to bid)."""
@@ -391,7 +390,7 @@ def bid_search(base, params, table, bids, n_bids, n_samples, rng, totals):
             work[:] = det
             if apply_action(work, params, BID_BASE + bids[i]) != 0:
                 continue
-            if play_hand_l2(work, params, table, -1, -1, OTHERS_L2):
+            if play_hand_l2(work, params, model, -1, -1, OTHERS_L2):
                 totals[i] += work[L.HAND_DELTA] - work[L.HAND_DELTA + 1]
 
 
@@ -413,6 +412,7 @@ class SearchPolicy(ScriptedBot):
         exchange_samples: int = 12,
         playout_l2: int = 0,
         bid_samples: int = 24,
+        card_search: int = 1,
     ) -> None:
         super().__init__(rules, seed=seed)
         if blind_samples <= 0 or exchange_samples <= 0 or bid_samples <= 0:
@@ -421,6 +421,7 @@ class SearchPolicy(ScriptedBot):
                 f"{blind_samples}, {exchange_samples} and {bid_samples}"
             )
         self.bid_samples = int(bid_samples)
+        self.card_search = bool(card_search)
         self.playout_l2 = bool(playout_l2)
         self.blind_samples = int(blind_samples)
         self.exchange_samples = int(exchange_samples)
@@ -449,7 +450,7 @@ class SearchPolicy(ScriptedBot):
         return super().act(observation, action_mask)
 
     def _l2(self) -> int:
-        return int(l2_act_one(self._obs, self._mask, MODE_EV, load_table()))
+        return int(l2_act_one(self._obs, self._mask, MODE_EV, blind_model()))
 
     def _decoded(self) -> tuple[np.ndarray, np.ndarray]:
         row = np.zeros(L.STATE_SIZE, dtype=np.int64)
@@ -467,7 +468,7 @@ class SearchPolicy(ScriptedBot):
         row, params = self._decoded()
         values = np.zeros(2, dtype=np.float64)
         self._seed_rng()
-        blind_search(row, params, load_table(), self.blind_samples, self._rng, values)
+        blind_search(row, params, blind_model(), self.blind_samples, self._rng, values)
         return ACTION_BLIND_NIL if values[0] > values[1] else ACTION_SEE_CARDS
 
     def bid(self, v: SeatView) -> int:
@@ -481,7 +482,7 @@ class SearchPolicy(ScriptedBot):
         bids = np.asarray(cands, dtype=np.int64)
         totals = np.zeros(len(cands), dtype=np.float64)
         self._seed_rng()
-        bid_search(row, params, load_table(), bids, len(bids), self.bid_samples, self._rng, totals)
+        bid_search(row, params, blind_model(), bids, len(bids), self.bid_samples, self._rng, totals)
         if totals[cands.index(l2)] >= totals.max():
             return l2
         return int(bids[int(np.argmax(totals))])
@@ -498,7 +499,7 @@ class SearchPolicy(ScriptedBot):
         cards = np.asarray(legal, dtype=np.int64)
         totals = np.zeros(len(legal), dtype=np.float64)
         self._seed_rng()
-        ok = exchange_search(row, params, load_table(), cards, len(cards), self.exchange_samples, self._rng, totals)
+        ok = exchange_search(row, params, blind_model(), cards, len(cards), self.exchange_samples, self._rng, totals)
         l2 = self._l2()
         if not ok:
             return l2
@@ -510,6 +511,8 @@ class SearchPolicy(ScriptedBot):
     def play(self, v: SeatView, legal: list[int]) -> int:
         if len(legal) == 1:
             return legal[0]
+        if not self.card_search:  # the searched bidding with L2's card play
+            return self._l2()
         self.params = v.params
         base = v.state_row()
         base[L.TURN] = 0
@@ -553,7 +556,7 @@ class SearchPolicy(ScriptedBot):
                 k,
                 totals,
                 eps,
-                load_table(),
+                blind_model(),
                 self.playout_l2,
             )
 

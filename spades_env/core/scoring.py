@@ -55,8 +55,9 @@ def tricks_needed(bids, tricks, team, num_seats, params):
 
 
 @jit
-def score_team(bids, tricks, team, num_seats, bags_before, params):
-    """(points, bags after, bags won) of one team (its seats are ``team, team + 2, ...``)."""
+def hand_points(bids, tricks, team, num_seats, params):
+    """(points before any bag penalty, bags won) of one team this hand: contract made or set,
+    each Nil bidder's value, one point per bag."""
     contract = team_contract(bids, team, num_seats)
     got = contract_tricks(bids, tricks, team, num_seats, params)
     nil_bags = 0
@@ -80,13 +81,29 @@ def score_team(bids, tricks, team, num_seats, bags_before, params):
         points -= params[L.P_TRICK_VALUE] * contract
     won = over + nil_bags
     points += won
+    return points, won
+
+
+@jit
+def bag_penalty(bags_before, won, params):
+    """(penalty points, bags after) of a team holding ``bags_before`` that wins ``won`` bags:
+    ``bag_penalty`` each time the total reaches ``bag_limit``, which removes that many bags."""
     bags = bags_before + won
+    penalty = 0
     limit = params[L.P_BAG_LIMIT]
     if limit > 0:
         while bags >= limit:
-            points -= params[L.P_BAG_PENALTY]
+            penalty += params[L.P_BAG_PENALTY]
             bags -= limit
-    return points, bags, won
+    return penalty, bags
+
+
+@jit
+def score_team(bids, tricks, team, num_seats, bags_before, params):
+    """(points, bags after, bags won) of one team (its seats are ``team, team + 2, ...``)."""
+    points, won = hand_points(bids, tricks, team, num_seats, params)
+    penalty, bags = bag_penalty(bags_before, won, params)
+    return points - penalty, bags, won
 
 
 @jit
