@@ -119,3 +119,65 @@ def test_init_from_checks_the_path_and_shapes(tmp_path):
     cfg = load_train_config(SMOKE, ["progress=false", "tensorboard=false", f"init_from={ck}", "hidden=[16]"])
     with pytest.raises(CheckpointError, match="init_from network shapes"):
         train(cfg, tmp_path / "ppo")
+
+
+def test_teacher_data_from_l3_over_a_rules_family_is_l3s_choice():
+    """A one-decision-at-a-time teacher (L3) over a rules family: each recorded action is what
+    that seat's L3 chooses from the recorded observation."""
+    from spades_env.bots import make_policy
+
+    family = ["tournament", {"name": "no_blind", "blind_nil": False, "blind_nil_exchange": 0}]
+    data = teacher_chunk(family, "search:samples=4", 300, 4, seed=9, rules_weights=[1.0, 1.0])
+    acts = data["action"].astype(np.int64)
+    assert data["mask"][np.arange(300), acts].all()
+    assert np.array_equal(data["action"], teacher_chunk(family, "search:samples=4", 300, 4, 9, [1.0, 1.0])["action"])
+    # card play with one legal card is forced; elsewhere L3 and L2 disagree somewhere
+    l2 = make_policy("heuristic")
+    differs = sum(
+        int(l2.act(data["obs"][i].astype(np.float32), data["mask"][i]) != acts[i]) for i in range(300)
+    )
+    assert differs > 0
+
+
+def test_teacher_chunks_are_saved_and_reused(tmp_path, monkeypatch):
+    from training import bc as bc_mod
+
+    cfg = load_bc_config(BC, TINY + ["decisions=900", "chunk_decisions=400"])
+    first = bc_mod.generate(cfg, tmp_path / "data")
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == [
+        "chunk_00000.npz",
+        "chunk_00001.npz",
+        "chunk_00002.npz",
+    ]
+    calls = []
+    real = bc_mod._chunk_task
+    monkeypatch.setattr(bc_mod, "_chunk_task", lambda task: calls.append(task) or real(task))
+    (tmp_path / "data" / "chunk_00001.npz").write_bytes(b"cut short")  # a chunk a stop broke
+    again = bc_mod.generate(cfg, tmp_path / "data")
+    assert len(calls) == 1 and calls[0][2] == 400  # only the broken chunk is made again
+    for k in first:
+        assert np.array_equal(first[k], again[k]), k
+    other = load_bc_config(BC, TINY + ["decisions=900", "chunk_decisions=400", "seed=5"])
+    calls.clear()
+    bc_mod.generate(other, tmp_path / "data")  # another config: no chunk is reused
+    assert len(calls) == 3
+
+
+def test_bc_init_from_and_bidding_weight(tmp_path):
+    ck = run(load_bc_config(BC, TINY + ["decisions=600", "chunk_decisions=600"]), tmp_path / "bc")
+    start, _ = load_checkpoint(ck)
+    cfg = load_bc_config(BC, TINY + ["decisions=600", "chunk_decisions=600", f"init_from={ck}", "epochs=1",
+                                     "learning_rate=1e-9", "bidding_weight=3.0", "seed=4"])
+    data = teacher_chunk(cfg.rules, cfg.teacher, cfg.decisions, cfg.num_envs, seed=2)
+    model, history = fit(cfg, data)
+    # a tiny step from the start, not fresh weights
+    for k, v in start.actor.state_dict().items():
+        assert torch.allclose(model.actor.state_dict()[k], v, atol=1e-5), k
+    assert {"val_accuracy_card_play", "val_accuracy_bidding"} <= set(history[0])
+    with pytest.raises(ConfigError, match="'bidding_weight'"):
+        load_bc_config(BC, TINY + ["bidding_weight=0"])
+    wrong = load_bc_config(BC, TINY + ["decisions=600", "chunk_decisions=600", f"init_from={ck}",
+                                       "hidden=[16]", "critic_hidden=[16]"])
+    with pytest.raises(CheckpointError, match="init_from network shapes"):
+        run(wrong, tmp_path / "wrong")
+    assert not (tmp_path / "wrong").exists()  # refused before any teacher data

@@ -195,8 +195,9 @@ def test_rules_family_variants_and_bc_teacher():
     rules = cfg.rules_list()
     assert [r.target_score for r in rules] == [500, 300] and rules[1].bag_limit == 7
     assert all(r.max_hands == 4 for r in rules)  # the config's max_hands applies to every member
-    with pytest.raises(ConfigError, match=r"'teacher'.*compiled teacher"):
+    with pytest.raises(ConfigError, match=r"'teacher'.*reads the rules from its observation"):
         load_bc_config(None, [FAMILY, "teacher=greedy"])
+    assert load_bc_config(None, [FAMILY, "teacher=search:samples=4"]).teacher == "search:samples=4"
     data = teacher_chunk(["tournament", "house"], "heuristic", 400, 8, 3, [1.0, 1.0])
     assert data["obs"].shape[0] == 400 and data["mask"][np.arange(400), data["action"]].all()
 
@@ -236,3 +237,17 @@ def test_trainer_uses_numba_workqueue(monkeypatch):
     monkeypatch.delenv("NUMBA_THREADING_LAYER", raising=False)
     numba_workqueue()
     assert os.environ["NUMBA_THREADING_LAYER"] == "workqueue"
+
+
+def test_a_bc_stage_can_start_from_an_earlier_stage(tmp_path):
+    from training.pipeline import stage_config
+
+    f = tmp_path / "p.yaml"
+    f.write_text(
+        "runs: r\nstages:\n"
+        "  - {name: a, kind: bc, config: configs/train/bc.yaml}\n"
+        "  - {name: b, kind: bc, config: configs/train/bc_search.yaml, init_from: a}\n"
+    )
+    pl = load_pipeline(f, runs=tmp_path / "r")
+    cfg = stage_config(pl, pl.stages[1])
+    assert cfg.init_from == str(tmp_path / "r" / "a" / "final") and cfg.teacher.startswith("search")

@@ -5,12 +5,16 @@ Run::
     python -m training.bc --config configs/train/bc.yaml [--set key=value ...] [--out runs/bc]
 
 1. **Data.** ``workers`` processes play games on the batched engine with every seat played by
-   the ``teacher`` bot (a registry name, e.g. ``heuristic``), and record each decision's
-   observation, action mask and the teacher's action. Bots are re-created every hand with a
-   seed from (seed, chunk, game, seat, hand), so the data is a function of the config.
-2. **Fit.** The actor of an :class:`~training.network.ActorCritic` is trained by cross-entropy
-   on the masked logits (illegal actions never get probability), with a held-out share of the
-   data for the accuracy printed after every epoch.
+   the ``teacher`` bot (a registry name, e.g. ``heuristic``, or L3 ``search:samples=100``),
+   and record each decision's observation, action mask and the teacher's action. Bots are
+   re-created every hand with a seed from (seed, chunk, game, seat, hand), so the data is a
+   function of the config. Each chunk is saved under ``<out>/data`` as it is made: a stopped
+   run made again reuses the chunks it has (the slow teachers take hours).
+2. **Fit.** The actor of an :class:`~training.network.ActorCritic` (new, or ``init_from`` a
+   checkpoint) is trained by cross-entropy on the masked logits (illegal actions never get
+   probability), decisions outside the card play weighted ``bidding_weight`` (few, and they
+   decide the contract), with a held-out share of the data for the accuracies printed after
+   every epoch (all decisions, card play, the rest).
 3. **Save.** A checkpoint (``<out>/final``) that the arena and the CLI take by path, and that
    ``training.ppo`` starts from with ``init_from``. Its critic is untrained: PPO's
    ``policy_warmup_updates`` fits it before the policy moves.
@@ -33,7 +37,7 @@ import torch
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.rules import load_rules
-from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE
+from spades_env.observation import O_PHASE, OBS_SIZE, STATE_VEC_SIZE
 from training.checkpoint import save_checkpoint
 from training.config import ConfigError, config_to_dict, load_config
 from training.network import ActorCritic, masked_logits
@@ -52,12 +56,18 @@ class BCConfig:
     """Rules preset name or YAML path (unused when ``rules_family`` is set)."""
     rules_family: tuple[Any, ...] = ()
     """A family of rules, one drawn per game (as ``training.ppo``'s, :mod:`training.rules_family`);
-    needs a compiled teacher (``heuristic``, ``blind``), which reads each game's rules from its
-    observation. Empty: every game plays ``rules``."""
+    needs a teacher that reads each game's rules from its observation (``heuristic``, ``blind``,
+    ``search``). Empty: every game plays ``rules``."""
     rules_weights: tuple[float, ...] = ()
     """Weights of the ``rules_family`` members (one each; empty: equal)."""
     teacher: str = "heuristic"
-    """Bots registry name of the player to imitate (plays all seats)."""
+    """Bots registry name of the player to imitate (plays all seats), options included
+    (``search:samples=100``)."""
+    init_from: str = ""
+    """Checkpoint to start the network from (its ``hidden``/``critic_hidden`` must match);
+    empty: fresh weights."""
+    bidding_weight: float = 1.0
+    """Loss weight of the decisions outside the card play (Blind Nil, bid, exchange, draw)."""
     decisions: int = 1_000_000
     """Teacher decisions to record."""
     chunk_decisions: int = 200_000
@@ -93,6 +103,7 @@ class BCConfig:
             ("epochs", self.epochs > 0, "must be > 0"),
             ("batch_size", self.batch_size > 0, "must be > 0"),
             ("learning_rate", self.learning_rate > 0, "must be > 0"),
+            ("bidding_weight", self.bidding_weight > 0, "must be > 0"),
             ("hidden", len(self.hidden) > 0 and min(self.hidden) > 0, "needs positive layer sizes"),
         ]
         for name, ok, why in checks:
@@ -105,14 +116,17 @@ class BCConfig:
         problem = validate_family(self.rules_family, self.rules_weights)
         if problem:
             return problem
-        if self.rules_family and self.teacher not in BATCHED_TEACHERS:
-            return "teacher", f"a rules_family needs a compiled teacher ({', '.join(BATCHED_TEACHERS)})"
-        from spades_env.bots import make_policy
+        from spades_env.bots import make_policy, parse_policy_name
 
         try:
             make_policy(self.teacher, seed=0, rules=load_rules(self.rules))
         except Exception as exc:  # noqa: BLE001
             return "teacher", str(exc)
+        if self.rules_family and parse_policy_name(self.teacher)[0] not in RULES_READING_TEACHERS:
+            return "teacher", (
+                f"a rules_family needs a teacher that reads the rules from its observation "
+                f"({', '.join(RULES_READING_TEACHERS)}), got {self.teacher!r}"
+            )
         return None
 
 
@@ -124,6 +138,8 @@ def load_bc_config(path: str | Path | None, overrides: list[str] | None = None) 
 # ---- 1. data ----------------------------------------------------------------------------------
 BATCHED_TEACHERS = {"heuristic": "ev", "blind": "always"}
 """Teachers with a compiled batched form (:func:`spades_env.bots.heuristic.heuristic_actions`)."""
+RULES_READING_TEACHERS = ("heuristic", "blind", "search")
+"""Teachers that read each game's rules from its observation (any rules family works)."""
 
 
 def teacher_chunk(
@@ -182,8 +198,10 @@ def _chunk_task(args: tuple) -> dict[str, np.ndarray]:
     return teacher_chunk(*args)
 
 
-def generate(cfg: BCConfig) -> dict[str, np.ndarray]:
-    """All the teacher data of a run, generated by ``cfg.workers`` processes."""
+def generate(cfg: BCConfig, cache: str | Path | None = None) -> dict[str, np.ndarray]:
+    """All the teacher data of a run, generated by ``cfg.workers`` processes; with ``cache``
+    (a folder), each chunk is saved there as it is made, and chunks made before under the same
+    task are read back instead of made again."""
     sizes = [cfg.chunk_decisions] * (cfg.decisions // cfg.chunk_decisions)
     if cfg.decisions % cfg.chunk_decisions:
         sizes.append(cfg.decisions % cfg.chunk_decisions)
@@ -191,6 +209,7 @@ def generate(cfg: BCConfig) -> dict[str, np.ndarray]:
     tasks = [
         (rules, cfg.teacher, n, cfg.num_envs, cfg.seed * 1_000_003 + k, weights) for k, n in enumerate(sizes)
     ]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     bar = None
     if cfg.progress:
         from tqdm.auto import tqdm
@@ -201,37 +220,81 @@ def generate(cfg: BCConfig) -> dict[str, np.ndarray]:
         "mask": np.empty((cfg.decisions, NUM_ACTIONS), dtype=np.bool_),
         "action": np.empty(cfg.decisions, dtype=np.int8),
     }
-    at = 0
+    folder = Path(cache) if cache is not None else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
 
-    def put(part: dict[str, np.ndarray]) -> None:  # filled in place: no second copy of the data
-        nonlocal at
-        n = len(part["action"])
-        for k, v in part.items():
-            data[k][at : at + n] = v
-        at += n
+    def put(k: int, part: dict[str, np.ndarray]) -> None:  # filled in place: no second copy of the data
+        for key, v in part.items():
+            data[key][offsets[k] : offsets[k + 1]] = v
         if bar is not None:
-            bar.update(n)
+            bar.update(len(part["action"]))
 
-    if cfg.workers == 1:
-        for task in tasks:
-            put(_chunk_task(task))
+    todo = []
+    for k, task in enumerate(tasks):
+        part = _cached_chunk(folder, k, task) if folder is not None else None
+        if part is None:
+            todo.append(k)
+        else:
+            put(k, part)
+
+    def made(k: int, part: dict[str, np.ndarray]) -> None:
+        if folder is not None:
+            _save_chunk(folder, k, tasks[k], part)
+        put(k, part)
+
+    if cfg.workers == 1 or len(todo) <= 1:
+        for k in todo:
+            made(k, _chunk_task(tasks[k]))
     else:
         with get_context("spawn").Pool(cfg.workers) as pool:
-            for part in pool.imap(_chunk_task, tasks):  # ordered: the data is seed-determined
-                put(part)
+            for k, part in zip(todo, pool.imap(_chunk_task, [tasks[k] for k in todo]), strict=True):  # ordered
+                made(k, part)
     if bar is not None:
         bar.close()
     return data
 
 
+def _chunk_file(folder: Path, k: int) -> Path:
+    return folder / f"chunk_{k:05d}.npz"
+
+
+def _cached_chunk(folder: Path, k: int, task: tuple) -> dict[str, np.ndarray] | None:
+    path = _chunk_file(folder, k)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if str(z["task"]) != json.dumps(task, default=str):
+                return None  # made under another config: made again
+            return {key: z[key] for key in ("obs", "mask", "action")}
+    except (OSError, ValueError, KeyError):
+        return None  # a chunk cut short by a stop: made again
+
+
+def _save_chunk(folder: Path, k: int, task: tuple, part: dict[str, np.ndarray]) -> None:
+    tmp = folder / f".chunk_{k:05d}.tmp.npz"
+    np.savez(tmp, task=np.array(json.dumps(task, default=str)), **part)
+    tmp.replace(_chunk_file(folder, k))  # whole chunks only
+
+
 # ---- 2. fit -------------------------------------------------------------------------------------
-def _accuracy(model: ActorCritic, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor) -> float:
-    hits = 0
+def _hits(model: ActorCritic, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+    out = []
     with torch.no_grad():
         for s in range(0, len(action), 8192):
             logits = masked_logits(model.actor(obs[s : s + 8192].float()), mask[s : s + 8192])
-            hits += int((logits.argmax(-1) == action[s : s + 8192]).sum())
-    return hits / max(len(action), 1)
+            out.append(logits.argmax(-1) == action[s : s + 8192])
+    return torch.cat(out) if out else torch.zeros(0, dtype=torch.bool)
+
+
+def _share(hits: torch.Tensor) -> float:
+    return float(hits.float().mean()) if len(hits) else float("nan")
+
+
+def card_play_rows(obs: torch.Tensor) -> torch.Tensor:
+    """Which observations are card-play decisions (the phase one-hot of the observation)."""
+    return obs[:, O_PHASE + L.PH_PLAY] > 0.5
 
 
 def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[dict[str, float]]]:
@@ -242,6 +305,10 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     model = ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, cfg.hidden, cfg.critic_hidden)
+    if cfg.init_from:
+        from training.resume import init_weights
+
+        init_weights(model, cfg, cfg.init_from)
     obs = torch.from_numpy(data["obs"])
     mask = torch.from_numpy(data["mask"])
     action = torch.from_numpy(data["action"].astype(np.int64))
@@ -263,8 +330,14 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
         total, hits, count = 0.0, 0, 0
         for s in it:
             mb = perm[s : s + cfg.batch_size]
-            logits = masked_logits(model.actor(obs[mb].float()), mask[mb])
-            loss = torch.nn.functional.cross_entropy(logits, action[mb])
+            x = obs[mb]
+            logits = masked_logits(model.actor(x.float()), mask[mb])
+            if cfg.bidding_weight != 1.0:
+                w = torch.where(card_play_rows(x), 1.0, cfg.bidding_weight)
+                ce = torch.nn.functional.cross_entropy(logits, action[mb], reduction="none")
+                loss = (ce * w).sum() / w.sum()
+            else:
+                loss = torch.nn.functional.cross_entropy(logits, action[mb])
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -272,11 +345,15 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
             total += float(loss.detach()) * len(mb)
             hits += int((logits.detach().argmax(-1) == action[mb]).sum())
             count += len(mb)
+        vh = _hits(model, obs[val], mask[val], action[val])
+        play = card_play_rows(obs[val]) if n_val else torch.zeros(0, dtype=torch.bool)
         row = {
             "epoch": epoch + 1,
             "loss": total / max(count, 1),
             "train_accuracy": hits / max(count, 1),
-            "val_accuracy": _accuracy(model, obs[val], mask[val], action[val]) if n_val else float("nan"),
+            "val_accuracy": _share(vh),
+            "val_accuracy_card_play": _share(vh[play]),
+            "val_accuracy_bidding": _share(vh[~play]),
         }
         history.append(row)
         print(json.dumps(row), flush=True)
@@ -287,10 +364,14 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
 def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
     """Generate, fit and save; returns the checkpoint directory ``<out>/final``."""
     out_dir = Path(out) if out is not None else Path("runs") / cfg.run_name
+    if cfg.init_from:  # before hours of teacher data: the start must load
+        from training.resume import init_weights
+
+        init_weights(ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, cfg.hidden, cfg.critic_hidden), cfg, cfg.init_from)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(config_to_dict(cfg), indent=2) + "\n")
     t0 = time.monotonic()
-    data = generate(cfg)
+    data = generate(cfg, out_dir / "data")
     t1 = time.monotonic()
     print(f"data: {len(data['action'])} decisions in {t1 - t0:.0f} s", flush=True)
     model, history = fit(cfg, data)
@@ -304,6 +385,7 @@ def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
         "policy": {"deterministic": True},  # imitation of a deterministic teacher: play the argmax
         "bc": {
             "teacher": cfg.teacher,
+            "init_from": cfg.init_from,
             "decisions": int(len(data["action"])),
             "history": history,
             "data_seconds": round(t1 - t0, 1),
@@ -338,4 +420,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["BCConfig", "fit", "generate", "load_bc_config", "main", "run", "teacher_chunk"]
+__all__ = ["BCConfig", "card_play_rows", "fit", "generate", "load_bc_config", "main", "run", "teacher_chunk"]

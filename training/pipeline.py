@@ -13,6 +13,10 @@ run folder ``<runs>/<name>``::
       - name: bc                   # behaviour cloning (training.bc)
         kind: bc
         config: configs/train/bc_family.yaml
+      - name: bc2                  # behaviour cloning again, from the first one's network
+        kind: bc                   #   (init_from works for bc stages too)
+        config: configs/train/bc_search.yaml
+        init_from: bc
       - name: ppo1                 # PPO (training.ppo) from the BC checkpoint
         kind: ppo
         config: configs/train/family.yaml
@@ -125,8 +129,6 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
         if not isinstance(init_from, str):
             raise ConfigError(f"{at}: key 'init_from' must be a stage name, got {init_from!r}")
         if init_from:
-            if kind == "bc":
-                raise ConfigError(f"{at}: key 'init_from': a bc stage starts from scratch")
             src, _, upd = init_from.partition("@")
             if src not in {s.name for s in stages}:
                 raise ConfigError(
@@ -161,14 +163,14 @@ def _stage_source(pl: Pipeline, init_from: str) -> Path:
 def stage_config(pl: Pipeline, st: Stage) -> Any:
     """The stage's resolved config: its file, ``set``, then ``init_from`` and ``updates``."""
     ov = list(st.overrides)
+    if st.init_from:
+        ov.append(f"init_from={_stage_source(pl, st.init_from)}")
     if st.kind == "bc":
         from training.bc import load_bc_config
 
         return load_bc_config(st.config, ov or None)
     from training.ppo import load_train_config
 
-    if st.init_from:
-        ov.append(f"init_from={_stage_source(pl, st.init_from)}")
     if st.updates:
         ov.append(f"total_updates={st.updates}")
     cfg = load_train_config(st.config, ov or None)
