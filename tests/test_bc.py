@@ -181,3 +181,21 @@ def test_bc_init_from_and_bidding_weight(tmp_path):
     with pytest.raises(CheckpointError, match="init_from network shapes"):
         run(wrong, tmp_path / "wrong")
     assert not (tmp_path / "wrong").exists()  # refused before any teacher data
+
+
+def test_dagger_data_labels_the_students_states_with_the_teachers_actions(tmp_path):
+    """``play_by``: the student plays a share of the decisions; every label is the teacher's."""
+    from spades_env.bots import make_policy
+
+    plain = teacher_chunk("tournament", "heuristic", 800, 8, seed=6)
+    mixed = teacher_chunk("tournament", "heuristic", 800, 8, seed=6, play_by="random", play_share=0.5)
+    assert not np.array_equal(plain["obs"], mixed["obs"])  # the random student led elsewhere
+    l2 = make_policy("heuristic")
+    for i in range(0, 800, 7):
+        assert mixed["action"][i] == l2.act(mixed["obs"][i].astype(np.float32), mixed["mask"][i])
+    none = teacher_chunk("tournament", "heuristic", 800, 8, seed=6, play_by="random", play_share=0.0)
+    assert np.array_equal(plain["obs"], none["obs"]) and np.array_equal(plain["action"], none["action"])
+    with pytest.raises(ConfigError, match="'play_by'"):
+        load_bc_config(BC, TINY + ["play_by=nobody"])
+    with pytest.raises(ConfigError, match="'play_share'"):
+        load_bc_config(BC, TINY + ["play_by=random", "play_share=1.5"])

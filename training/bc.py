@@ -68,6 +68,12 @@ class BCConfig:
     empty: fresh weights."""
     bidding_weight: float = 1.0
     """Loss weight of the decisions outside the card play (Blind Nil, bid, exchange, draw)."""
+    play_by: str = ""
+    """A policy (bots name or checkpoint path) that plays ``play_share`` of the decisions in
+    place of the teacher, every decision still labelled with the teacher's action (DAgger: the
+    data then holds the states a student reaches). Empty: the teacher plays every decision."""
+    play_share: float = 0.5
+    """Share of the decisions ``play_by`` plays (drawn per decision from the chunk's seed)."""
     decisions: int = 1_000_000
     """Teacher decisions to record."""
     chunk_decisions: int = 200_000
@@ -104,6 +110,7 @@ class BCConfig:
             ("batch_size", self.batch_size > 0, "must be > 0"),
             ("learning_rate", self.learning_rate > 0, "must be > 0"),
             ("bidding_weight", self.bidding_weight > 0, "must be > 0"),
+            ("play_share", 0.0 <= self.play_share <= 1.0, "must be in [0, 1]"),
             ("hidden", len(self.hidden) > 0 and min(self.hidden) > 0, "needs positive layer sizes"),
         ]
         for name, ok, why in checks:
@@ -122,6 +129,13 @@ class BCConfig:
             make_policy(self.teacher, seed=0, rules=load_rules(self.rules))
         except Exception as exc:  # noqa: BLE001
             return "teacher", str(exc)
+        if self.play_by:
+            from spades_env.arena import resolve_policy
+
+            try:
+                resolve_policy(self.play_by, 0, load_rules(self.rules))
+            except Exception as exc:  # noqa: BLE001
+                return "play_by", str(exc)
         if self.rules_family and parse_policy_name(self.teacher)[0] not in RULES_READING_TEACHERS:
             return "teacher", (
                 f"a rules_family needs a teacher that reads the rules from its observation "
@@ -143,11 +157,20 @@ RULES_READING_TEACHERS = ("heuristic", "blind", "search")
 
 
 def teacher_chunk(
-    rules_name: Any, teacher: str, n: int, num_envs: int, seed: int, rules_weights: list[float] | None = None
+    rules_name: Any,
+    teacher: str,
+    n: int,
+    num_envs: int,
+    seed: int,
+    rules_weights: list[float] | None = None,
+    play_by: str = "",
+    play_share: float = 0.5,
 ) -> dict[str, np.ndarray]:
     """``n`` decisions of fresh games with every seat played by ``teacher``:
-    ``obs`` float16 ``[n, OBS_SIZE]``, ``mask`` bool ``[n, 70]``, ``action`` int8 ``[n]``.
-    ``rules_name`` is one rules, or a list (a ``rules_family``: one drawn per game)."""
+    ``obs`` float16 ``[n, OBS_SIZE]``, ``mask`` bool ``[n, 70]``, ``action`` int8 ``[n]``
+    (the teacher's choice). ``rules_name`` is one rules, or a list (a ``rules_family``: one
+    drawn per game). ``play_by``: a policy that plays ``play_share`` of the decisions instead
+    (the recorded action is still the teacher's)."""
     from spades_env.bots import make_policy
     from spades_env.driver import seated_actions
     from spades_env.vector import VectorSpades
@@ -165,6 +188,13 @@ def teacher_chunk(
     bots: dict[tuple[int, int], tuple[Any, int]] = {}
     acts = np.zeros(num_envs, dtype=np.int64)
     batched = BATCHED_TEACHERS.get(teacher)  # compiled bots decide for every game at once
+    student = None
+    if play_by:
+        from spades_env.arena import resolve_policy
+        from spades_env.arena.batched import decide
+
+        student = resolve_policy(play_by, seed, rules)
+        share_rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
     for t in range(steps):
         hands = eng.states[:, L.TOTAL_HANDS]
         if batched is not None:
@@ -189,7 +219,15 @@ def teacher_chunk(
         obs[rows] = res.obs
         mask[rows] = res.mask
         action[rows] = acts
-        res = eng.step(acts)
+        if student is not None:
+            played = acts.copy()
+            take = share_rng.random(num_envs) < play_share
+            if take.any():
+                idx = np.flatnonzero(take)
+                played[idx] = decide([student] * len(idx), res.obs[idx], res.mask[idx])
+            res = eng.step(played)
+        else:
+            res = eng.step(acts)
     return {"obs": obs[:n], "mask": mask[:n], "action": action[:n]}
 
 
@@ -206,8 +244,10 @@ def generate(cfg: BCConfig, cache: str | Path | None = None) -> dict[str, np.nda
     if cfg.decisions % cfg.chunk_decisions:
         sizes.append(cfg.decisions % cfg.chunk_decisions)
     rules, weights = (list(cfg.rules_family) or cfg.rules), (list(cfg.rules_weights) or None)
+    student = (cfg.play_by, cfg.play_share) if cfg.play_by else ()
     tasks = [
-        (rules, cfg.teacher, n, cfg.num_envs, cfg.seed * 1_000_003 + k, weights) for k, n in enumerate(sizes)
+        (rules, cfg.teacher, n, cfg.num_envs, cfg.seed * 1_000_003 + k, weights, *student)
+        for k, n in enumerate(sizes)
     ]
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     bar = None
