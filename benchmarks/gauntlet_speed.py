@@ -2,13 +2,17 @@
 
     .venv/bin/python benchmarks/gauntlet_speed.py                          # 1,000 games per matchup
     .venv/bin/python benchmarks/gauntlet_speed.py --games 200 --rounds 1 --opponents heuristic blind
+    .venv/bin/python benchmarks/gauntlet_speed.py --opponents heuristic blind --threads 1 2 --make-run
 
 Each round runs the same command line twice as a user would (a fresh ``spades`` process each:
 imports, numba's cached kernels and the checkpoint load are in the time), once with the default
 batched path and once with ``--one-at-a-time`` (the path of the earlier ``make run``: one game
 at a time on ``--workers`` processes, default 2); the order alternates between rounds and the
-medians are reported with the load average. Both write ``gauntlet.json``; the script checks the
-two are identical apart from their timing fields, and fails otherwise.
+medians are reported with the load average. ``--threads 1 2`` times the batched path once per
+thread count (``spades gauntlet --threads N``). Every run writes ``gauntlet.json``; the script
+checks they are identical apart from their timing fields, and fails otherwise. ``--make-run``
+also times the command of the earlier ``make run`` (``spades gauntlet POLICY --games 500
+--one-at-a-time --workers 2``, the default opponents), the reference of issue 14's 5x target.
 """
 
 from __future__ import annotations
@@ -45,12 +49,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--workers", type=int, default=2, help="processes of the one-at-a-time path (default 2)")
+    p.add_argument("--threads", type=int, nargs="+", default=[1], help="thread counts of the batched path (default 1)")
+    p.add_argument("--make-run", action="store_true", help="also time the earlier make run's command")
     args = p.parse_args(argv)
     spades = str(Path(sys.executable).with_name("spades"))
     base = [spades, "gauntlet", args.policy, "--games", str(args.games), "--no-progress"]
     if args.opponents is not None:
         base += ["--opponents", *args.opponents]
-    modes = {"batched": [], "one at a time": ["--one-at-a-time", "--workers", str(args.workers)]}
+    modes = {
+        **{("batched" if n == 1 else f"batched, {n} threads"): ["--threads", str(n)] for n in args.threads},
+        "one at a time": ["--one-at-a-time", "--workers", str(args.workers)],
+    }
+    ref_cmd = [spades, "gauntlet", args.policy, "--games", "500", "--no-progress", "--one-at-a-time", "--workers", "2"]
+    if args.make_run:
+        modes["earlier make run"] = []
     times: dict[str, list[float]] = {m: [] for m in modes}
     loads = []
     print(f"cpus {os.cpu_count()}; load average at start {os.getloadavg()[0]:.2f}", flush=True)
@@ -61,23 +73,31 @@ def main(argv: list[str] | None = None) -> int:
             for m in order:
                 out = Path(tmp) / f"{r}-{m.replace(' ', '_')}"
                 t = time.perf_counter()
-                subprocess.run([*base, *modes[m], "--out", str(out)], check=True, capture_output=True)
+                cmd = ref_cmd if m == "earlier make run" else [*base, *modes[m]]
+                subprocess.run([*cmd, "--out", str(out)], check=True, capture_output=True)
                 times[m].append(time.perf_counter() - t)
                 outs[m] = json.loads((out / "gauntlet.json").read_text())
                 print(f"round {r + 1}: {m} {times[m][-1]:.1f} s (load {os.getloadavg()[0]:.2f})", flush=True)
-            if _strip(outs["batched"]) != _strip(outs["one at a time"]):
-                print("the two paths' gauntlet.json differ", file=sys.stderr)
+            want = _strip(outs["one at a time"])
+            if any(_strip(v) != want for k, v in outs.items() if k != "earlier make run"):
+                print("the paths' gauntlet.json differ", file=sys.stderr)
                 return 1
             loads.append(os.getloadavg()[0])
-    b, o = statistics.median(times["batched"]), statistics.median(times["one at a time"])
+    med = {m: statistics.median(v) for m, v in times.items()}
+    o = med["one at a time"]
     print(
         f"\n`{' '.join(base[1:])}`: medians of {args.rounds} rounds, load average {min(loads):.2f}-{max(loads):.2f}"
     )
-    print("| path | method | wall s |")
-    print("|---|---|---:|")
-    print(f"| batched (default) | one process, runs stepped together on VectorSpades | {b:.1f} |")
-    print(f"| one at a time | `--one-at-a-time --workers {args.workers}` | {o:.1f} |")
-    print(f"speed-up {o / b:.1f}x; gauntlet.json identical (timing fields aside)")
+    print("| path | method | wall s | one at a time / this |" + (" earlier make run / this |" if args.make_run else ""))
+    print("|---|---|---:|---:|" + ("---:|" if args.make_run else ""))
+    for m, t in med.items():
+        method = {
+            "one at a time": f"`--one-at-a-time --workers {args.workers}`",
+            "earlier make run": "`" + " ".join(ref_cmd[1:]) + "` (default opponents)",
+        }.get(m, f"one process, runs stepped together on VectorSpades, `{' '.join(modes[m])}`")
+        ref = f" {med['earlier make run'] / t:.1f}x |" if args.make_run else ""
+        print(f"| {m} | {method} | {t:.1f} | {o / t:.1f}x |{ref}")
+    print("gauntlet.json identical on every path (timing fields aside)")
     return 0
 
 
