@@ -125,7 +125,7 @@ def restore(tr: Trainer, path: str | Path) -> None:
                 )
             e.rules_index[:] = idx
             e.game_params[:] = e._family[0][idx]
-        e._k_observe(e.states, e.game_params, e._obs, e._mask, e._seat, True)
+        e.refresh()
         tr.league.load_state(tensors, js, where)
         tr.update, tr.decisions = int(js["update"]), int(js["decisions"])
         tr.eval_results = list(js.get("eval_results", []))
