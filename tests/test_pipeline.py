@@ -251,3 +251,21 @@ def test_a_bc_stage_can_start_from_an_earlier_stage(tmp_path):
     pl = load_pipeline(f, runs=tmp_path / "r")
     cfg = stage_config(pl, pl.stages[1])
     assert cfg.init_from == str(tmp_path / "r" / "a" / "final") and cfg.teacher.startswith("search")
+
+
+def test_a_bc_stage_plays_by_an_earlier_stage(tmp_path):
+    from training.pipeline import stage_config
+
+    f = tmp_path / "p.yaml"
+    f.write_text(
+        "runs: r\nstages:\n"
+        "  - {name: a, kind: bc, config: configs/train/bc.yaml}\n"
+        "  - {name: b, kind: bc, config: configs/train/bc_dagger.yaml, init_from: a, play_by: a}\n"
+    )
+    pl = load_pipeline(f, runs=tmp_path / "r")
+    cfg = stage_config(pl, pl.stages[1])
+    assert cfg.play_by == str(tmp_path / "r" / "a" / "final") and cfg.play_share == 0.5
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("stages:\n  - {name: a, kind: bc, config: configs/train/bc.yaml, play_by: zz}\n")
+    with pytest.raises(ConfigError, match="'play_by': 'zz' is not an earlier stage"):
+        load_pipeline(bad)

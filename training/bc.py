@@ -129,13 +129,14 @@ class BCConfig:
             make_policy(self.teacher, seed=0, rules=load_rules(self.rules))
         except Exception as exc:  # noqa: BLE001
             return "teacher", str(exc)
-        if self.play_by:
-            from spades_env.arena import resolve_policy
+        if self.play_by and "/" not in self.play_by and not Path(self.play_by).exists():  # a bots name
+            # (a checkpoint path, perhaps of a stage not run yet, is checked by run())
+            from spades_env.bots import make_policy as _make
 
             try:
-                resolve_policy(self.play_by, 0, load_rules(self.rules))
+                _make(self.play_by, seed=0, rules=load_rules(self.rules))
             except Exception as exc:  # noqa: BLE001
-                return "play_by", str(exc)
+                return "play_by", f"{exc} (a bots name, or a checkpoint path that run() loads)"
         if self.rules_family and parse_policy_name(self.teacher)[0] not in RULES_READING_TEACHERS:
             return "teacher", (
                 f"a rules_family needs a teacher that reads the rules from its observation "
@@ -408,6 +409,10 @@ def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
         from training.resume import init_weights
 
         init_weights(ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, cfg.hidden, cfg.critic_hidden), cfg, cfg.init_from)
+    if cfg.play_by:  # and so must the student
+        from spades_env.arena import resolve_policy
+
+        resolve_policy(cfg.play_by, 0, load_rules(cfg.rules))
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(config_to_dict(cfg), indent=2) + "\n")
     t0 = time.monotonic()

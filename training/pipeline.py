@@ -17,6 +17,11 @@ run folder ``<runs>/<name>``::
         kind: bc                   #   (init_from works for bc stages too)
         config: configs/train/bc_search.yaml
         init_from: bc
+      - name: bc3                  # DAgger: bc2's network plays part of the decisions, the
+        kind: bc                   #   teacher labels them all (play_by: an earlier stage)
+        config: configs/train/bc_dagger.yaml
+        init_from: bc2
+        play_by: bc2
       - name: ppo1                 # PPO (training.ppo) from the BC checkpoint
         kind: ppo
         config: configs/train/family.yaml
@@ -58,7 +63,7 @@ from training.checkpoint import CheckpointError
 from training.config import ConfigError, config_to_dict
 
 KINDS = ("bc", "ppo")
-STAGE_KEYS = ("name", "kind", "config", "init_from", "updates", "stop_at", "set")
+STAGE_KEYS = ("name", "kind", "config", "init_from", "play_by", "updates", "stop_at", "set")
 TOP_KEYS = ("runs", "export", "stages")
 DONE = "stage.json"
 
@@ -72,6 +77,7 @@ class Stage:
     updates: int = 0
     overrides: tuple[str, ...] = ()
     stop_at: int = 0
+    play_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,14 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
                 )
             if upd and not upd.isdigit():
                 raise ConfigError(f"{at}: key 'init_from': {init_from!r} is not STAGE or STAGE@UPDATE")
+        play_by = st.get("play_by") or ""
+        if not isinstance(play_by, str):
+            raise ConfigError(f"{at}: key 'play_by' must be a stage name, got {play_by!r}")
+        if play_by:
+            if kind != "bc":
+                raise ConfigError(f"{at}: key 'play_by' is for bc stages")
+            if play_by.partition("@")[0] not in {s.name for s in stages}:
+                raise ConfigError(f"{at}: key 'play_by': {play_by!r} is not an earlier stage")
         updates = st.get("updates", 0)
         if isinstance(updates, bool) or not isinstance(updates, int) or updates < 0:
             raise ConfigError(f"{at}: key 'updates' must be a positive integer, got {updates!r}")
@@ -150,7 +164,7 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
         sets = st.get("set") or []
         if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
             raise ConfigError(f"{at}: key 'set' must be a list of key=value strings, got {sets!r}")
-        stages.append(Stage(name, kind, config, init_from, updates, tuple(sets), stop_at))
+        stages.append(Stage(name, kind, config, init_from, updates, tuple(sets), stop_at, play_by))
     return Pipeline(Path(root), export, tuple(stages), where)
 
 
@@ -165,6 +179,8 @@ def stage_config(pl: Pipeline, st: Stage) -> Any:
     ov = list(st.overrides)
     if st.init_from:
         ov.append(f"init_from={_stage_source(pl, st.init_from)}")
+    if st.play_by:
+        ov.append(f"play_by={_stage_source(pl, st.play_by)}")
     if st.kind == "bc":
         from training.bc import load_bc_config
 
