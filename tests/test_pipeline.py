@@ -61,6 +61,14 @@ def test_pipeline_chains_stages_and_a_rerun_skips_them(tmp_path):
     run_pipeline(load_pipeline(PIPE_SMOKE, runs=tmp_path), log=logs.append)
     assert len(logs) == 3 and all("done already" in line for line in logs)
     assert (tmp_path / "ppo2" / "final" / "meta.json").stat().st_mtime_ns == stamp
+    # a stage finished before a config key existed (the key at its default) is still done
+    done = tmp_path / "bc" / "stage.json"
+    old = json.loads(done.read_text())
+    del old["config"]["bidding_weight"], old["config"]["play_by"]
+    done.write_text(json.dumps(old))
+    logs.clear()
+    run_pipeline(load_pipeline(PIPE_SMOKE, runs=tmp_path), log=logs.append)
+    assert all("done already" in line for line in logs)
     # a finished stage whose config changed is an error, not a silent mix of versions
     changed = tmp_path / "changed.yaml"
     changed.write_text(PIPE_SMOKE.read_text().replace("updates: 2\n", "updates: 3\n", 1))

@@ -206,6 +206,11 @@ def run_stage(pl: Pipeline, st: Stage, log=print) -> Path:
     done = run / DONE
     if done.is_file():
         have = json.loads(done.read_text())
+        if isinstance(have.get("config"), dict):  # keys added to the config since, at their defaults
+            defaults = config_to_dict(type(cfg)())
+            for k, v in want["config"].items():
+                if k not in have["config"] and k in defaults and defaults[k] == v:
+                    have["config"][k] = v
         if {k: have.get(k) for k in want} != want:
             raise ConfigError(
                 f"{pl.where}: stage {st.name!r} finished in {run} under another config; "
