@@ -394,3 +394,20 @@ def test_search_with_card_search_off_plays_l2s_cards():
                 played += 1
         res = eng.step(heuristic_actions(res.obs, res.mask))
     assert played > 300
+
+
+def test_parallel_l2_fills_the_blind_nil_cache_before_its_threads():
+    from spades_env.bots.l2 import l2_act_batch, l2_act_batch_serial
+
+    family = ["tournament", {"name": "short", "target_score": 300, "bag_limit": 7}]
+    eng = VectorSpades(32, family, seed=4, rules_weights=[1.0, 1.0])
+    res = eng.reset(seed=4)
+    assert (res.obs[:, 0] >= 0).all() and decode(res.obs[0]).phase == L.PH_BLIND
+    modes = np.zeros(32, dtype=np.int64)
+    par, ser = model_of(load_table()), model_of(load_table())
+    a, b = np.zeros(32, dtype=np.int64), np.zeros(32, dtype=np.int64)
+    l2_act_batch(res.obs, res.mask, modes, par, a)
+    l2_act_batch_serial(res.obs, res.mask, modes, ser, b)
+    assert np.array_equal(a, b)
+    # one entry per rules met (the first seat to choose: no partner bid yet), filled by the pre-pass
+    assert par.used[0] == ser.used[0] == len(set(eng.rules_index.tolist()))

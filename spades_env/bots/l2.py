@@ -39,7 +39,6 @@ from spades_env.bots.blind_value import (
 )
 from spades_env.core import layout as L
 from spades_env.core.actions import (
-    ACTION_BLIND_NIL,
     ACTION_DISCARD,
     ACTION_KEEP,
     BID_BASE,
@@ -49,7 +48,7 @@ from spades_env.core.cards import FULL_DECK, FULL_SUIT
 from spades_env.core.engine import trick_winner
 from spades_env.core.jit import ctz, jit
 from spades_env.core.scoring import is_nil_bid, tricks_needed
-from spades_env.observation import OBS_SIZE, decode_into
+from spades_env.observation import O_PHASE, OBS_SIZE, decode_into
 
 pjit = njit(cache=True, nogil=True, parallel=True)
 sjit = njit(cache=True, nogil=True, error_model="numpy")
@@ -772,7 +771,7 @@ def l2_act_batch(obs, mask, modes, model, out):
     row = np.zeros(L.STATE_SIZE, dtype=np.int64)
     params = np.zeros(L.PARAMS_SIZE, dtype=np.int64)
     for i in range(b):
-        if mask[i, ACTION_BLIND_NIL] != 0:
+        if obs[i, O_PHASE + L.PH_BLIND] > 0.5:  # exactly the rows blind_choice will see
             decode_into(obs[i], row, params)
             model_entry(model, params, row_config(row, params))
     for i in prange(b):
