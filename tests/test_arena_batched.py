@@ -14,7 +14,6 @@ from spades_env.checkpoint import CheckpointPolicy, NumpyActor, act_policies, lo
 from spades_env.cli import main
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import load_rules
-from spades_env.core.validate import InputError
 from spades_env.observation import OBS_SIZE
 from spades_env.policy import RandomPolicy
 from spades_env.vector import RandomLegal, VectorSpades
@@ -166,12 +165,3 @@ def test_batched_on_two_processes_equals_one_at_a_time():
     teams = ((SHIPPED, "heuristic"), ("random", "random"))
     want = run_duplicate(*teams, 3, seed=2, rules=rules, workers=1)
     assert run_duplicate(*teams, 3, seed=2, rules=rules, workers=2, batched=True) == want
-
-
-def test_batched_on_two_threads_equals_one_at_a_time():
-    """``threads=2``: the engine's and L2's parallel kernels and two BLAS threads, the same boards."""
-    cfg = load_rules("tournament").replace(target_score=200)
-    jobs = make_jobs((SHIPPED, "heuristic"), ("blind", "heuristic"), 4, seed=5, rules=cfg, fmt="game")
-    assert play_boards_batched(jobs, slots=5, threads=2) == play_boards(jobs)
-    with pytest.raises(InputError, match="threads"):
-        play_boards_batched(jobs, threads=0)

@@ -177,11 +177,8 @@ def decide(policies: Sequence[Policy], obs: np.ndarray, mask: np.ndarray) -> np.
     return out
 
 
-def _decide_group(
-    key: tuple | None, policies: list[Policy], obs: np.ndarray, mask: np.ndarray, parallel: bool = False
-) -> np.ndarray:
-    """The actions of rows that share one batched form ``key`` (``None``: per-row ``act``);
-    ``parallel``: L2's batch on numba's threads (the same actions)."""
+def _decide_group(key: tuple | None, policies: list[Policy], obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The actions of rows that share one batched form ``key`` (``None``: per-row ``act``)."""
     from spades_env.bots.heuristic import heuristic_actions
     from spades_env.checkpoint import act_policies
 
@@ -197,7 +194,7 @@ def _decide_group(
         rows = np.flatnonzero(legal.sum(axis=1) != 1)
         if rows.size:
             modes = np.array([policies[i].mode for i in rows.tolist()], dtype=np.int64)  # type: ignore[attr-defined]
-            out[rows] = heuristic_actions(obs[rows], mask[rows], modes, parallel=parallel)
+            out[rows] = heuristic_actions(obs[rows], mask[rows], modes)
         return out
     return _random_actions(policies, mask)  # type: ignore[arg-type]
 
@@ -248,15 +245,11 @@ def play_boards_batched(
     slots: int = DEFAULT_SLOTS,
     progress: bool | str = False,
     on_result: Callable[[Any], None] | None = None,
-    threads: int = 1,
 ) -> list[Any]:
     """Play ``jobs`` (``BoardJob`` s of one rules and format, four players) with up to
     ``slots`` runs at once; the ``BoardResult`` s in job order, identical to ``play_boards``'.
     ``on_result`` is called with each board's result once all its runs are done (in the
-    order boards finish). ``threads`` > 1: the engine's and L2's numba kernels and the
-    forward passes' BLAS on that many threads (the same results; the worker processes of
-    :func:`play_boards_batched_pool` always run one thread: a forked child must not run a
-    parallel kernel)."""
+    order boards finish)."""
     from spades_env.arena.duplicate import BoardResult
     from spades_env.vector import VectorSpades
 
@@ -271,15 +264,9 @@ def play_boards_batched(
     pending = [(j, k) for j in range(len(jobs)) for k in range(len(jobs[j].seatings))]
     pending.reverse()  # pop() from the end takes them in order
     n_slots = min(slots, len(pending))
-    threads = check_count(threads, "threads")
-    parallel = threads > 1
-    if parallel:
-        import numba
-
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    # one thread: the serial kernels, no numba threads in this process, so it may fork workers
-    # later (numba's threads do not survive a fork: a child's parallel kernel would wait forever)
-    engine = VectorSpades(n_slots, rules, episode=fmt, reward="score", illegal="raise", seed=0, parallel=parallel)
+    # the serial kernels: no numba threads in this process, so it may fork workers later (numba's
+    # workqueue threads do not survive a fork: a child's parallel kernel would wait forever)
+    engine = VectorSpades(n_slots, rules, episode=fmt, reward="score", illegal="raise", seed=0)
     params = engine.params
     done_runs: list[list[Any]] = [[None] * len(j.seatings) for j in jobs]
     left = [len(j.seatings) for j in jobs]
@@ -328,7 +315,7 @@ def play_boards_batched(
 
     stack = contextlib.ExitStack()
     try:
-        stack.enter_context(blas_threads(threads))
+        stack.enter_context(blas_threads(1))
         fill(list(range(n_slots)))
         res = engine._result()
         while active.any():
@@ -340,7 +327,7 @@ def play_boards_batched(
             for part in np.split(order, cuts):
                 r, st = rows[part], seats[part]
                 pols = [in_slot[i].policies[s] for i, s in zip(r.tolist(), st.tolist(), strict=True)]  # type: ignore[union-attr]
-                actions[r] = _decide_group(group_keys[int(g[part[0]])], pols, res.obs[r], res.mask[r], parallel)
+                actions[r] = _decide_group(group_keys[int(g[part[0]])], pols, res.obs[r], res.mask[r])
             res = engine.step(actions, active=active)
             ended = res.terminated | res.truncated
             for i in np.flatnonzero(engine.hand_done).tolist():
@@ -377,20 +364,18 @@ def _play_chunk(jobs: Sequence[Any]) -> list[Any]:
 
 
 def play_boards_batched_pool(
-    jobs: Sequence[Any], workers: int = 1, progress: bool | str = False, threads: int = 1
+    jobs: Sequence[Any], workers: int = 1, progress: bool | str = False
 ) -> list[Any]:
     """:func:`play_boards_batched` on ``workers`` processes: the jobs cut into ``workers``
     contiguous chunks, one batched engine each; results in job order, the same whatever
-    ``workers`` (each board's result depends only on its seeds). Progress per chunk. One
-    process (``workers`` 1) plays on ``threads`` threads."""
+    ``workers`` (each board's result depends only on its seeds). Progress per chunk."""
     from spades_env.arena.duplicate import _pool_context
 
     workers = check_count(workers, "workers")
-    threads = check_count(threads, "threads")
     jobs = list(jobs)
     k = min(workers, len(jobs))
     if k <= 1:
-        return play_boards_batched(jobs, progress=progress, threads=threads)
+        return play_boards_batched(jobs, progress=progress)
     cuts = [len(jobs) * i // k for i in range(k + 1)]
     chunks = [jobs[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
     bar = None

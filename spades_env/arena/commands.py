@@ -99,13 +99,6 @@ def _one_at_a_time(p: argparse.ArgumentParser, default_note: str) -> None:
         help="play one game at a time on --workers processes (the same results) instead of the default "
         f"{default_note}",
     )
-    p.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="threads of batched play in one process: the engine's and L2's compiled kernels and the "
-        "checkpoint's matrix products (the same results; default 1; more only where cores are idle)",
-    )
 
 
 def register(subparsers: Any) -> None:
@@ -207,7 +200,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         workers=_workers(args, batched),
         progress=not args.no_progress and "eval",
         batched=batched,
-        threads=check_count(args.threads, "--threads"),
     )
     s = summarize(results, args.fmt, (team_label(team_a), team_label(team_b)), seed=args.seed)
     s.update(seed=args.seed, rules=rules.to_dict(), seconds=round(time.perf_counter() - t0, 2))
@@ -300,7 +292,6 @@ def cmd_gauntlet(args: argparse.Namespace) -> int:
         workers=_workers(args, not args.one_at_a_time),
         progress=not args.no_progress,
         batched=not args.one_at_a_time,
-        threads=check_count(args.threads, "--threads"),
     )
     seconds = round(time.perf_counter() - t0, 1)
     print(gauntlet_table(args.policy, summaries))

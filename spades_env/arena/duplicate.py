@@ -131,9 +131,7 @@ def play_board(job: BoardJob) -> BoardResult:
 
 
 def _pool_context() -> mp.context.BaseContext:
-    # fork is fast and safe here (workers only run numba code and policies, and only serial
-    # kernels: a forked child's parallel kernel would wait forever for the parent's numba
-    # threads); spawn elsewhere.
+    # fork is fast and safe here (workers only run numba code and policies); spawn elsewhere.
     method = "fork" if "fork" in mp.get_all_start_methods() and os.name == "posix" else "spawn"
     return mp.get_context(os.environ.get("SPADES_ARENA_START_METHOD", method))
 
@@ -188,12 +186,10 @@ def run_duplicate(
     progress: bool | str = False,
     mixed: bool | None = None,
     batched: bool = False,
-    threads: int = 1,
 ) -> list[BoardResult]:
     """Play ``boards`` duplicate boards of team A against team B; results in board order.
     ``batched``: step the runs together on the batched engine, one engine per worker process
-    (:func:`spades_env.arena.batched.play_boards_batched_pool`, the same results), on
-    ``threads`` threads where ``workers`` is 1."""
+    (:func:`spades_env.arena.batched.play_boards_batched_pool`, the same results)."""
     cfg = load_rules(rules)
     if cfg.num_players != 4:
         raise InputError("duplicate play needs the four-player game (rules num_players = 4)")
@@ -201,5 +197,5 @@ def run_duplicate(
     if batched:
         from spades_env.arena.batched import play_boards_batched_pool
 
-        return play_boards_batched_pool(jobs, workers=workers, progress=progress, threads=threads)
+        return play_boards_batched_pool(jobs, workers=workers, progress=progress)
     return play_boards(jobs, workers=workers, progress=progress)

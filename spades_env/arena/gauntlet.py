@@ -53,13 +53,12 @@ def run_gauntlet(
     workers: int = 1,
     progress: bool = True,
     batched: bool = True,
-    threads: int = 1,
 ) -> list[dict[str, Any]]:
     """One summary (``stats.summarize``) per matchup, each over about ``games`` units
     (an integer of at least 1). ``batched`` (default): many games stepped at once on the
     batched engine in this process, one policy call per step for all its seats
     (:mod:`spades_env.arena.batched`); ``False``: one game at a time on ``workers`` processes
-    (the same results). ``threads``: of the batched play, where ``workers`` is 1."""
+    (the same results)."""
     check_count(games, "games")
     out = []
     for k, (team_a, team_b) in enumerate(gauntlet_matchups(policy, opponents, partner)):
@@ -78,7 +77,6 @@ def run_gauntlet(
             progress=f"{label_a} vs {label_b}" if progress else False,
             mixed=mixed,
             batched=batched,
-            threads=threads,
         )
         s = summarize(res, fmt, (label_a, label_b), seed=seed)
         s["seconds"] = round(time.perf_counter() - t0, 2)
