@@ -2,17 +2,18 @@
 
     .venv/bin/python benchmarks/gauntlet_speed.py                          # 1,000 games per matchup
     .venv/bin/python benchmarks/gauntlet_speed.py --games 200 --rounds 1 --opponents heuristic blind
-    .venv/bin/python benchmarks/gauntlet_speed.py --opponents heuristic blind --threads 1 2 --make-run
+    .venv/bin/python benchmarks/gauntlet_speed.py --opponents heuristic blind --make-run /tmp/l2_old
 
 Each round runs the same command line twice as a user would (a fresh ``spades`` process each:
 imports, numba's cached kernels and the checkpoint load are in the time), once with the default
 batched path and once with ``--one-at-a-time`` (the path of the earlier ``make run``: one game
 at a time on ``--workers`` processes, default 2); the order alternates between rounds and the
-medians are reported with the load average. ``--threads 1 2`` times the batched path once per
-thread count (``spades gauntlet --threads N``). Every run writes ``gauntlet.json``; the script
-checks they are identical apart from their timing fields, and fails otherwise. ``--make-run``
-also times the command of the earlier ``make run`` (``spades gauntlet POLICY --games 500
---one-at-a-time --workers 2``, the default opponents), the reference of issue 14's 5x target.
+medians are reported with the load average. Both write ``gauntlet.json``; the script checks the
+two are identical apart from their timing fields, and fails otherwise. ``--make-run WORKTREE``
+also times the ``make run`` of an earlier revision, the reference of issue 14's 5x target:
+``spades gauntlet checkpoints/spades_ppo_v1 --games 500`` (one game at a time, the default
+opponents) run from a ``git worktree`` of it (``git worktree add -f /tmp/l2_old bbf3458``, as
+``l2_speed.py`` uses) with its own code on ``PYTHONPATH``, once untimed first for its numba cache.
 """
 
 from __future__ import annotations
@@ -49,20 +50,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--workers", type=int, default=2, help="processes of the one-at-a-time path (default 2)")
-    p.add_argument("--threads", type=int, nargs="+", default=[1], help="thread counts of the batched path (default 1)")
-    p.add_argument("--make-run", action="store_true", help="also time the earlier make run's command")
+    p.add_argument(
+        "--make-run", default=None, metavar="WORKTREE", help="also time the make run of the revision checked out there"
+    )
     args = p.parse_args(argv)
     spades = str(Path(sys.executable).with_name("spades"))
     base = [spades, "gauntlet", args.policy, "--games", str(args.games), "--no-progress"]
     if args.opponents is not None:
         base += ["--opponents", *args.opponents]
-    modes = {
-        **{("batched" if n == 1 else f"batched, {n} threads"): ["--threads", str(n)] for n in args.threads},
-        "one at a time": ["--one-at-a-time", "--workers", str(args.workers)],
-    }
-    ref_cmd = [spades, "gauntlet", args.policy, "--games", "500", "--no-progress", "--one-at-a-time", "--workers", "2"]
+    modes = {"batched": [], "one at a time": ["--one-at-a-time", "--workers", str(args.workers)]}
+    ref_cmd = [sys.executable, "-m", "spades_env.cli", "gauntlet", "checkpoints/spades_ppo_v1", "--games", "500", "--no-progress"]
+    ref_env = None
     if args.make_run:
+        wt = Path(args.make_run).resolve()
+        ref_env = {**os.environ, "PYTHONPATH": str(wt)}
         modes["earlier make run"] = []
+        subprocess.run([*ref_cmd, "--games", "4"], check=True, capture_output=True, cwd=wt, env=ref_env)  # its cache
     times: dict[str, list[float]] = {m: [] for m in modes}
     loads = []
     print(f"cpus {os.cpu_count()}; load average at start {os.getloadavg()[0]:.2f}", flush=True)
@@ -73,8 +76,10 @@ def main(argv: list[str] | None = None) -> int:
             for m in order:
                 out = Path(tmp) / f"{r}-{m.replace(' ', '_')}"
                 t = time.perf_counter()
-                cmd = ref_cmd if m == "earlier make run" else [*base, *modes[m]]
-                subprocess.run([*cmd, "--out", str(out)], check=True, capture_output=True)
+                if m == "earlier make run":
+                    subprocess.run([*ref_cmd, "--out", str(out)], check=True, capture_output=True, cwd=wt, env=ref_env)
+                else:
+                    subprocess.run([*base, *modes[m], "--out", str(out)], check=True, capture_output=True)
                 times[m].append(time.perf_counter() - t)
                 outs[m] = json.loads((out / "gauntlet.json").read_text())
                 print(f"round {r + 1}: {m} {times[m][-1]:.1f} s (load {os.getloadavg()[0]:.2f})", flush=True)
@@ -93,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     for m, t in med.items():
         method = {
             "one at a time": f"`--one-at-a-time --workers {args.workers}`",
-            "earlier make run": "`" + " ".join(ref_cmd[1:]) + "` (default opponents)",
-        }.get(m, f"one process, runs stepped together on VectorSpades, `{' '.join(modes[m])}`")
+            "earlier make run": f"`spades gauntlet checkpoints/spades_ppo_v1 --games 500` from {args.make_run}",
+        }.get(m, "one process, runs stepped together on VectorSpades")
         ref = f" {med['earlier make run'] / t:.1f}x |" if args.make_run else ""
         print(f"| {m} | {method} | {t:.1f} | {o / t:.1f}x |{ref}")
     print("gauntlet.json identical on every path (timing fields aside)")
