@@ -199,3 +199,16 @@ def test_dagger_data_labels_the_students_states_with_the_teachers_actions(tmp_pa
         load_bc_config(BC, TINY + ["play_by=nobody"])
     with pytest.raises(ConfigError, match="'play_share'"):
         load_bc_config(BC, TINY + ["play_by=random", "play_share=1.5"])
+
+
+def test_plot_bc_stages_draws_the_lineage(tmp_path):
+    pytest.importorskip("matplotlib")
+    from training.plots import plot_bc_stages
+
+    rows = [{"epoch": 1, "loss": 0.9, "train_accuracy": 0.6, "val_accuracy": 0.62,
+             "val_accuracy_card_play": 0.64, "val_accuracy_bidding": 0.5}]
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.json").write_text(__import__("json").dumps(rows * 2))
+    out = plot_bc_stages({"a": tmp_path / "a.json", "b": tmp_path / "b.json"}, tmp_path / "p.png")
+    assert out is not None and out.stat().st_size > 5000
+    assert plot_bc_stages({"none": tmp_path / "missing.json"}, tmp_path / "q.png") is None

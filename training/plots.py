@@ -1,6 +1,8 @@
-"""Pictures of a PPO run: :func:`plot_history` draws ``learning_curve.png`` from ``history.jsonl``
-(losses, entropy and KL, win rates in training games, and the duplicate evaluations with 95%
-CIs, one line per opponent, or per rules and opponent under ``eval_rules``)."""
+"""Pictures of training runs: :func:`plot_history` draws a PPO run's ``learning_curve.png`` from
+``history.jsonl`` (losses, entropy and KL, win rates in training games, and the duplicate
+evaluations with 95% CIs, one line per opponent, or per rules and opponent under
+``eval_rules``); :func:`plot_bc_stages` draws the behaviour-cloning stages of a lineage (loss
+and held-out accuracy per epoch, stage after stage)."""
 
 from __future__ import annotations
 
@@ -73,4 +75,37 @@ def plot_history(history_path: Path, out_png: Path) -> Path | None:
     return out_png
 
 
-__all__ = ["plot_history"]
+def plot_bc_stages(stages: dict[str, Path], out_png: Path) -> Path | None:
+    """Loss and held-out accuracy (all decisions, card play, bidding) per epoch of each
+    behaviour-cloning stage, ``{stage name: its history.json}``, one after the other."""
+    runs = {name: json.loads(Path(h).read_text()) for name, h in stages.items() if Path(h).is_file()}
+    if not runs:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4))
+    at = 0
+    for name, rows in runs.items():
+        x = np.arange(at + 1, at + len(rows) + 1)
+        ax_loss.plot(x, [r["loss"] for r in rows], marker="o", label=name)
+        for key, style in (("val_accuracy", "-"), ("val_accuracy_card_play", "--"), ("val_accuracy_bidding", ":")):
+            if all(key in r for r in rows):
+                ax_acc.plot(x, [r[key] for r in rows], style, marker="o", label=f"{name}: {key[4:].replace('_', ' ')}")
+        for ax in (ax_loss, ax_acc):
+            ax.axvline(at + 0.5, color="0.8", lw=0.8)
+        at += len(rows)
+    ax_loss.set(title="training loss (each stage against its own teacher)", xlabel="epoch")
+    ax_acc.set(title="held-out agreement with the stage's teacher", xlabel="epoch", ylim=(0, 1))
+    ax_loss.legend(fontsize=8)
+    ax_acc.legend(fontsize=7)
+    fig.tight_layout()
+    out_png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out_png, dpi=100)
+    plt.close(fig)
+    return out_png
+
+
+__all__ = ["plot_bc_stages", "plot_history"]
