@@ -58,16 +58,17 @@ def _spec(name: str, worktree: str):
     return name
 
 
-def play_row(preset, a: str, b: str, min_hands: int, workers: int, seed: int, worktree: str, label: str) -> dict:
-    """Boards of A against B until ``min_hands`` hands are played; the arena's summary."""
+def play_row(preset, a, b, min_hands: int, workers: int, seed: int, worktree: str, label: str) -> dict:
+    """Boards of A against B until ``min_hands`` hands are played; the arena's summary. A team
+    is one name (two of it) or a pair of names (a mixed pair: four runs per deal)."""
     from spades_env.arena.duplicate import make_jobs, play_board
     from spades_env.arena.stats import summarize
     from spades_env.core.rules import load_rules
 
     base = PRESETS[preset]
     rules = load_rules(base) if isinstance(base, str) else load_rules("tournament").replace(**base)
-    ta = (_spec(a, worktree),) * 2
-    tb = (_spec(b, worktree),) * 2
+    ta = tuple(_spec(x, worktree) for x in a) if isinstance(a, tuple) else (_spec(a, worktree),) * 2
+    tb = tuple(_spec(x, worktree) for x in b) if isinstance(b, tuple) else (_spec(b, worktree),) * 2
     jobs = make_jobs(ta, tb, 5000, seed=seed, rules=rules, fmt="game")
     results, hands = [], 0
     t0 = time.perf_counter()
@@ -82,7 +83,8 @@ def play_row(preset, a: str, b: str, min_hands: int, workers: int, seed: int, wo
             if hands >= min_hands:
                 pool.terminate()
                 break
-    out = summarize(results, "game", (a, b), seed=seed)
+    names = tuple("+".join(t) if isinstance(t, tuple) else t for t in (a, b))
+    out = summarize(results, "game", names, seed=seed)
     out["preset"] = preset
     out["seconds"] = time.perf_counter() - t0
     return out
