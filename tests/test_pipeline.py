@@ -247,7 +247,7 @@ def test_trainer_uses_numba_workqueue(monkeypatch):
     assert os.environ["NUMBA_THREADING_LAYER"] == "workqueue"
 
 
-def test_a_bc_stage_can_start_from_an_earlier_stage(tmp_path):
+def test_bc_stages_start_from_and_play_by_earlier_stages(tmp_path):
     from training.pipeline import stage_config
 
     f = tmp_path / "p.yaml"
@@ -255,24 +255,12 @@ def test_a_bc_stage_can_start_from_an_earlier_stage(tmp_path):
         "runs: r\nstages:\n"
         "  - {name: a, kind: bc, config: configs/train/bc.yaml}\n"
         "  - {name: b, kind: bc, config: configs/train/bc_search.yaml, init_from: a}\n"
+        "  - {name: c, kind: bc, config: configs/train/bc_dagger.yaml, init_from: b, play_by: b}\n"
     )
     pl = load_pipeline(f, runs=tmp_path / "r")
-    cfg = stage_config(pl, pl.stages[1])
-    assert cfg.init_from == str(tmp_path / "r" / "a" / "final") and cfg.teacher.startswith("search")
-
-
-def test_a_bc_stage_plays_by_an_earlier_stage(tmp_path):
-    from training.pipeline import stage_config
-
-    f = tmp_path / "p.yaml"
-    f.write_text(
-        "runs: r\nstages:\n"
-        "  - {name: a, kind: bc, config: configs/train/bc.yaml}\n"
-        "  - {name: b, kind: bc, config: configs/train/bc_dagger.yaml, init_from: a, play_by: a}\n"
-    )
-    pl = load_pipeline(f, runs=tmp_path / "r")
-    cfg = stage_config(pl, pl.stages[1])
-    assert cfg.play_by == str(tmp_path / "r" / "a" / "final") and cfg.play_share == 0.5
+    b, c = stage_config(pl, pl.stages[1]), stage_config(pl, pl.stages[2])
+    assert b.init_from == str(tmp_path / "r" / "a" / "final") and b.teacher.startswith("search")
+    assert c.init_from == c.play_by == str(tmp_path / "r" / "b" / "final") and c.play_share == 0.5
     bad = tmp_path / "bad.yaml"
     bad.write_text("stages:\n  - {name: a, kind: bc, config: configs/train/bc.yaml, play_by: zz}\n")
     with pytest.raises(ConfigError, match="'play_by': 'zz' is not an earlier stage"):
