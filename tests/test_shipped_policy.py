@@ -1,5 +1,7 @@
-"""The shipped policy in checkpoints/: loads without training code paths of its own, plays only
-legal actions, and beats the random baseline (the full evaluation is in its model card)."""
+"""The shipped policies in checkpoints/: they load without training code paths of their own,
+play only legal actions, and beat the random baseline (the full evaluations are in their model
+cards). ``spades_ppo_v1`` (tournament rules, observation v1) and ``spades_family_v1`` (a family
+of rules, observation v2, its lineage in its metadata)."""
 
 from __future__ import annotations
 
@@ -19,10 +21,34 @@ if str(ROOT) not in sys.path:
 from spades_env.arena import resolve_policy, run_duplicate, summarize  # noqa: E402
 from spades_env.core.game import SpadesGame  # noqa: E402
 from spades_env.core.rules import load_rules  # noqa: E402
-from spades_env.observation import OBS_SIZE, encode_observation  # noqa: E402
+from spades_env.observation import OBS_SIZE, OBS_VERSION, encode_observation  # noqa: E402
 from training.checkpoint import load_checkpoint  # noqa: E402
 
 SHIPPED = ROOT / "checkpoints" / "spades_ppo_v1"
+FAMILY = ROOT / "checkpoints" / "spades_family_v1"
+RULES = {
+    "tournament": load_rules("tournament"),
+    "house": load_rules("house"),
+    "no_blind": load_rules("tournament").replace(blind_nil=False, blind_nil_exchange=0),
+    "short_bags7": load_rules("house").replace(target_score=300, bag_limit=7),
+}
+
+
+def _phases_played(path: Path, rules, seed: int, steps: int) -> set[str]:
+    """Play a game with the policy at every seat; the phases met (an illegal action raises)."""
+    pol = resolve_policy(str(path), 0, rules)
+    game = SpadesGame(rules, seed=seed)
+    obs = np.zeros(OBS_SIZE, dtype=np.float32)
+    phases = set()
+    for _ in range(steps):  # several hands: blind decision, bids, exchanges, play
+        if game.is_hand_over:
+            if game.is_game_over:
+                break
+            game.next_hand()
+        phases.add(game.phase)
+        encode_observation(game.state, game.params, game.current_player, obs)
+        game.apply(pol.act(obs, game.legal_mask()))
+    return phases
 
 
 def test_shipped_checkpoint_metadata():
@@ -36,20 +62,7 @@ def test_shipped_checkpoint_metadata():
 
 
 def test_shipped_policy_plays_legal_moves_in_every_phase():
-    rules = load_rules("tournament")
-    pol = resolve_policy(str(SHIPPED), 0, rules)
-    game = SpadesGame(rules, seed=11)
-    obs = np.zeros(OBS_SIZE, dtype=np.float32)
-    phases = set()
-    for _ in range(300):  # several hands: blind decision, bids, exchanges, play
-        if game.is_hand_over:
-            if game.is_game_over:
-                break
-            game.next_hand()
-        phases.add(game.phase)
-        encode_observation(game.state, game.params, game.current_player, obs)
-        game.apply(pol.act(obs, game.legal_mask()))  # raises on an illegal action
-    assert {"blind", "bid", "play"} <= phases
+    assert {"blind", "bid", "play"} <= _phases_played(SHIPPED, load_rules("tournament"), 11, 300)
 
 
 def test_shipped_policy_beats_random_on_duplicate_hands():
@@ -59,3 +72,26 @@ def test_shipped_policy_beats_random_on_duplicate_hands():
     )
     s = summarize(boards, "hand")
     assert s["margin_per_hand"]["mean"] > 50
+
+
+def test_family_checkpoint_metadata_records_its_lineage():
+    _, meta = load_checkpoint(FAMILY)
+    assert meta["obs_version"] == OBS_VERSION and meta["policy"]["deterministic"] is True
+    assert meta["trainer"] == "training.bc" and meta["bc"]["teacher"].startswith("search:")
+    assert meta["bc"]["init_from"] and meta["config"]["play_by"]  # DAgger, from the previous stage
+    assert {"tournament", "house", "no_blind"} <= {r["name"] for r in meta["rules_family"]}
+    assert (FAMILY / "MODEL_CARD.md").is_file()
+    assert not (FAMILY / "train_state.safetensors").exists()
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_family_policy_plays_legal_moves_under_each_rules(name):
+    assert {"bid", "play"} <= _phases_played(FAMILY, RULES[name], 5, 400)
+
+
+@pytest.mark.parametrize("name", ["tournament", "no_blind"])
+def test_family_policy_beats_random(name):
+    boards = run_duplicate(
+        (str(FAMILY), str(FAMILY)), ("random", "random"), 6, seed=3, rules=RULES[name], fmt="hand", batched=True
+    )
+    assert summarize(boards, "hand")["margin_per_hand"]["mean"] > 50
