@@ -20,6 +20,8 @@ judged by the hand margin. The two-player draw is L2's.
 batches until the time is spent (at most ``max_samples``). ``noise`` (per mille, default 100)
 makes that share of playout cards random: averaging noisy playouts judges a card better than
 one fixed playout policy does (measured: +27 against +23 points per hand over L2).
+``card_search=0`` keeps the searched Blind Nil choice, exchange and bid and plays L2's cards
+(what the bidding alone is worth: docs/baselines.md).
 
 :class:`CheatingPolicy` is **not a legal Policy**: it reads the true state row from a callable
 given to :meth:`CheatingPolicy.bind`, and exists only as an upper bound in evaluations.
