@@ -20,7 +20,7 @@ from typing import Any
 from spades_env.arena import report
 from spades_env.arena.batched import specs_have_batched_forms
 from spades_env.arena.duplicate import run_duplicate, seatings
-from spades_env.arena.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, gauntlet_table, run_gauntlet
+from spades_env.arena.gauntlet import add_matchup_arguments, gauntlet_table, run_gauntlet
 from spades_env.arena.match import FORMATS, check_policy_name, parse_team, team_label
 from spades_env.arena.stats import summarize
 from spades_env.arena.tournament import run_bracket, run_mixed_table, run_round_robin
@@ -152,21 +152,9 @@ def register(subparsers: Any) -> None:
         help="one policy against the baselines (table + plot)",
         description="POLICY (a checkpoint path or a bots name) partnered with itself against each "
         "--opponents team, and partnered with --partner against two --partner players; duplicate deals, "
-        "95%% CIs, one table row per matchup, gauntlet.json and gauntlet.png with --out.",
+        "95% CIs, one table row per matchup, gauntlet.json and gauntlet.png with --out.",
     )
-    g.add_argument("policy")
-    g.add_argument("--games", type=int, default=200, help="units per matchup, rounded up to whole boards")
-    g.add_argument(
-        "--opponents",
-        nargs="*",
-        default=list(DEFAULT_OPPONENTS),
-        help=f"opponent policies, each as a team of two (none: only the mixed pair; default {' '.join(DEFAULT_OPPONENTS)})",
-    )
-    g.add_argument(
-        "--partner",
-        default=DEFAULT_PARTNER,
-        help=f"the mixed-pair matchup's partner and opponents ('' to skip; default {DEFAULT_PARTNER})",
-    )
+    add_matchup_arguments(g, 200, "units per matchup, rounded up to whole boards")
     _common(g)
     _one_at_a_time(
         g,

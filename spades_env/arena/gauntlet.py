@@ -41,6 +41,24 @@ def _labels(k: int, n_self: int, team_a: tuple[str, str], team_b: tuple[str, str
     return a, spec_name(team_b[0])
 
 
+def add_matchup_arguments(p: Any, games: int, games_help: str) -> None:
+    """The arguments ``spades gauntlet`` and ``spades matrix`` share: POLICY, ``--games``,
+    ``--opponents`` and ``--partner``."""
+    p.add_argument("policy")
+    p.add_argument("--games", type=int, default=games, help=games_help)
+    p.add_argument(
+        "--opponents",
+        nargs="*",
+        default=list(DEFAULT_OPPONENTS),
+        help=f"opponent policies, each as a team of two (none: only the mixed pair; default {' '.join(DEFAULT_OPPONENTS)})",
+    )
+    p.add_argument(
+        "--partner",
+        default=DEFAULT_PARTNER,
+        help=f"the mixed-pair matchup's partner and opponents ('' to skip; default {DEFAULT_PARTNER})",
+    )
+
+
 def run_gauntlet(
     policy: str,
     games: int,

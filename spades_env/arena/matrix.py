@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from spades_env.arena import report
-from spades_env.arena.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, run_gauntlet
+from spades_env.arena.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, add_matchup_arguments, run_gauntlet
 from spades_env.arena.match import FORMATS, check_policy_name
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.core.validate import InputError, check_count, check_int
@@ -193,10 +193,9 @@ def register(subparsers: Any) -> None:
         help="one policy's gauntlet under several rule settings (a table per rules + one plot)",
         description="POLICY (a checkpoint path or a bots name) partnered with itself against each "
         "--opponents team and partnered with --partner against two --partner players, under each "
-        "--rules; duplicate deals, 95%% CIs; matrix.json and matrix.png with --out.",
+        "--rules; duplicate deals, 95% CIs; matrix.json and matrix.png with --out.",
     )
-    p.add_argument("policy")
-    p.add_argument("--games", type=int, default=100, help="units per matchup and rules (default 100)")
+    add_matchup_arguments(p, 100, "units per matchup and rules (default 100)")
     p.add_argument(
         "--rules",
         nargs="+",
@@ -204,8 +203,6 @@ def register(subparsers: Any) -> None:
         help="presets, YAML files, variants (" + ", ".join(VARIANTS) + ") or JSON objects on the tournament "
         f"rules, each optionally LABEL=...; default {' '.join(DEFAULT_RULES)}",
     )
-    p.add_argument("--opponents", nargs="*", default=list(DEFAULT_OPPONENTS), help="opponent policies")
-    p.add_argument("--partner", default=DEFAULT_PARTNER, help="the mixed pair's partner ('' to skip)")
     p.add_argument(
         "--format", dest="fmt", choices=FORMATS, default="game", help="unit of play (default game)"
     )
