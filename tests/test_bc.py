@@ -212,3 +212,65 @@ def test_plot_bc_stages_draws_the_lineage(tmp_path):
     out = plot_bc_stages({"a": tmp_path / "a.json", "b": tmp_path / "b.json"}, tmp_path / "p.png")
     assert out is not None and out.stat().st_size > 5000
     assert plot_bc_stages({"none": tmp_path / "missing.json"}, tmp_path / "q.png") is None
+
+
+def test_soft_targets_are_the_softmax_of_the_valued_legal_actions():
+    from training.bc import imitation_loss, soft_targets
+
+    nan = float("nan")
+    values = torch.full((3, 70), nan)
+    values[0, [1, 2]] = torch.tensor([0.0, 2.0])
+    values[0, 5] = 50.0  # valued but illegal: ignored
+    mask = torch.zeros(3, 70, dtype=torch.bool)
+    mask[0, [1, 2, 3]] = True
+    mask[1, [4, 6]] = True  # legal, nothing valued: the one label
+    mask[2, 7] = True
+    values[2, 7] = -3.0  # one valued action: all its mass
+    target, has = soft_targets(values, mask, temperature=2.0)
+    e = float(np.e)
+    assert has.tolist() == [True, False, True]
+    assert torch.allclose(target[0, [1, 2]], torch.tensor([1 / (1 + e), e / (1 + e)]))
+    assert float(target[0, 3]) == 0.0 and float(target[0, 5]) == 0.0  # legal unvalued, illegal
+    assert float(target[2, 7]) == 1.0
+    logits = torch.randn(3, 70)
+    action = torch.tensor([2, 6, 7])
+    loss = imitation_loss(logits, action, target, has)
+    hard = torch.nn.functional.cross_entropy(logits, action, reduction="none")
+    assert torch.allclose(loss[1:], hard[1:])  # no value: the label; one value: the same thing
+    soft0 = -(target[0] * torch.log_softmax(logits[0], -1)).sum()
+    assert torch.allclose(loss[0], soft0) and not torch.allclose(loss[0], hard[0])
+    assert torch.equal(imitation_loss(logits, action, None, None), hard)
+
+
+def test_l3_values_are_its_searched_margins_and_soft_data_records_them(tmp_path):
+    """L3's ``last_values`` hold a mean margin for each searched legal action (its choice the
+    best card), and a soft-target chunk records them beside the label."""
+    from spades_env.core import layout as L
+    from spades_env.observation import O_PHASE
+    from training import bc as bc_mod
+
+    data = teacher_chunk("tournament", "search:samples=4", 240, 4, seed=2, values=True)
+    v = data["values"].astype(np.float64)
+    valued = np.isfinite(v)
+    assert (valued <= data["mask"]).all()  # only legal actions are valued
+    play = data["obs"][:, O_PHASE + L.PH_PLAY] > 0.5
+    choice = play & (data["mask"].sum(1) > 1)
+    assert choice.sum() > 50
+    rows = np.flatnonzero(choice)
+    assert valued[rows].sum(1).tolist() == data["mask"][rows].sum(1).tolist()  # every legal card
+    best = np.array([v[r][valued[r]].max() for r in rows])
+    picked = v[rows, data["action"][rows].astype(np.int64)]
+    assert np.allclose(picked, best, atol=0.1)  # L3 plays its best mean margin (float16 values)
+    forced = play & (data["mask"].sum(1) == 1)
+    assert not valued[forced].any()  # nothing searched
+    cfg = load_bc_config(BC, TINY + ["teacher=search:samples=2", "decisions=200", "chunk_decisions=200",
+                                     "num_envs=4", "soft_temperature=2.0", "epochs=1"])
+    first = bc_mod.generate(cfg, tmp_path / "data")
+    again = bc_mod.generate(cfg, tmp_path / "data")  # read back, values included
+    assert np.array_equal(first["values"], again["values"], equal_nan=True)
+    model, history = fit(cfg, first)
+    assert np.isfinite(history[0]["loss"])
+    with pytest.raises(ConfigError, match="'soft_temperature'"):
+        load_bc_config(BC, TINY + ["soft_temperature=2.0"])  # greedy has no values
+    with pytest.raises(ConfigError, match="'soft_temperature'"):
+        load_bc_config(BC, TINY + ["teacher=search:samples=2", "soft_temperature=-1"])

@@ -74,6 +74,12 @@ class BCConfig:
     data then holds the states a student reaches). Empty: the teacher plays every decision."""
     play_share: float = 0.5
     """Share of the decisions ``play_by`` plays (drawn per decision from the chunk's seed)."""
+    soft_temperature: float = 0.0
+    """0: imitate the teacher's action (cross-entropy on one label). > 0: imitate the
+    teacher's values where it has them (L3's searched mean hand margins, in points): the
+    target is the softmax of values / ``soft_temperature`` over the searched actions, so a
+    near-tie teaches both cards and a clear gap teaches one. Decisions without values keep
+    the one label."""
     decisions: int = 1_000_000
     """Teacher decisions to record."""
     chunk_decisions: int = 200_000
@@ -111,6 +117,7 @@ class BCConfig:
             ("learning_rate", self.learning_rate > 0, "must be > 0"),
             ("bidding_weight", self.bidding_weight > 0, "must be > 0"),
             ("play_share", 0.0 <= self.play_share <= 1.0, "must be in [0, 1]"),
+            ("soft_temperature", self.soft_temperature >= 0.0, "must be >= 0 (0: the one label)"),
             ("hidden", len(self.hidden) > 0 and min(self.hidden) > 0, "needs positive layer sizes"),
         ]
         for name, ok, why in checks:
@@ -142,6 +149,11 @@ class BCConfig:
                 f"a rules_family needs a teacher that reads the rules from its observation "
                 f"({', '.join(RULES_READING_TEACHERS)}), got {self.teacher!r}"
             )
+        if self.soft_temperature > 0 and parse_policy_name(self.teacher)[0] not in VALUE_TEACHERS:
+            return "soft_temperature", (
+                f"soft targets need a teacher that values its actions ({', '.join(VALUE_TEACHERS)}), "
+                f"got {self.teacher!r}"
+            )
         return None
 
 
@@ -155,6 +167,8 @@ BATCHED_TEACHERS = {"heuristic": "ev", "blind": "always"}
 """Teachers with a compiled batched form (:func:`spades_env.bots.heuristic.heuristic_actions`)."""
 RULES_READING_TEACHERS = ("heuristic", "blind", "search")
 """Teachers that read each game's rules from its observation (any rules family works)."""
+VALUE_TEACHERS = ("search",)
+"""Teachers that keep their searched actions' values (``last_values``: soft targets)."""
 
 
 def teacher_chunk(
@@ -166,12 +180,14 @@ def teacher_chunk(
     rules_weights: list[float] | None = None,
     play_by: str = "",
     play_share: float = 0.5,
+    values: bool = False,
 ) -> dict[str, np.ndarray]:
     """``n`` decisions of fresh games with every seat played by ``teacher``:
     ``obs`` float16 ``[n, OBS_SIZE]``, ``mask`` bool ``[n, 70]``, ``action`` int8 ``[n]``
     (the teacher's choice). ``rules_name`` is one rules, or a list (a ``rules_family``: one
     drawn per game). ``play_by``: a policy that plays ``play_share`` of the decisions instead
-    (the recorded action is still the teacher's)."""
+    (the recorded action is still the teacher's). ``values``: also ``values`` float16
+    ``[n, 70]``, the teacher's ``last_values`` per decision (NaN where it has none)."""
     from spades_env.bots import make_policy
     from spades_env.driver import seated_actions
     from spades_env.vector import VectorSpades
@@ -187,6 +203,7 @@ def teacher_chunk(
     obs_t = torch.from_numpy(obs)
     mask = np.empty((steps * num_envs, NUM_ACTIONS), dtype=np.bool_)
     action = np.empty(steps * num_envs, dtype=np.int8)
+    vals = np.full((steps * num_envs, NUM_ACTIONS), np.nan, dtype=np.float16) if values else None
     bots: dict[tuple[int, int], tuple[Any, int]] = {}
     acts = np.zeros(num_envs, dtype=np.int64)
     batched = BATCHED_TEACHERS.get(teacher)  # compiled bots decide for every game at once
@@ -218,6 +235,11 @@ def teacher_chunk(
 
             seated_actions(res.obs, res.mask, res.seat, teacher_of, acts)  # the one driver of seated policies
         rows = slice(t * num_envs, (t + 1) * num_envs)
+        if vals is not None:
+            for i in range(num_envs):
+                searched = getattr(bots[(i, int(res.seat[i]))][0], "last_values", None)
+                if searched is not None:
+                    vals[t * num_envs + i] = searched
         obs_t[rows].copy_(torch.from_numpy(res.obs))  # torch's float16 cast: 13x numpy's, the same bits
         mask[rows] = res.mask
         action[rows] = acts
@@ -230,7 +252,10 @@ def teacher_chunk(
             res = eng.step(played)
         else:
             res = eng.step(acts)
-    return {"obs": obs[:n], "mask": mask[:n], "action": action[:n]}
+    out = {"obs": obs[:n], "mask": mask[:n], "action": action[:n]}
+    if vals is not None:
+        out["values"] = vals[:n]
+    return out
 
 
 def _chunk_task(args: tuple) -> dict[str, np.ndarray]:
@@ -246,9 +271,10 @@ def generate(cfg: BCConfig, cache: str | Path | None = None) -> dict[str, np.nda
     if cfg.decisions % cfg.chunk_decisions:
         sizes.append(cfg.decisions % cfg.chunk_decisions)
     rules, weights = (list(cfg.rules_family) or cfg.rules), (list(cfg.rules_weights) or None)
-    student = (cfg.play_by, cfg.play_share) if cfg.play_by else ()
+    student = (cfg.play_by, cfg.play_share) if cfg.play_by or cfg.soft_temperature > 0 else ()
+    values = (True,) if cfg.soft_temperature > 0 else ()  # (old chunks' tasks keep their form)
     tasks = [
-        (rules, cfg.teacher, n, cfg.num_envs, cfg.seed * 1_000_003 + k, weights, *student)
+        (rules, cfg.teacher, n, cfg.num_envs, cfg.seed * 1_000_003 + k, weights, *student, *values)
         for k, n in enumerate(sizes)
     ]
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
@@ -262,6 +288,8 @@ def generate(cfg: BCConfig, cache: str | Path | None = None) -> dict[str, np.nda
         "mask": np.empty((cfg.decisions, NUM_ACTIONS), dtype=np.bool_),
         "action": np.empty(cfg.decisions, dtype=np.int8),
     }
+    if values:
+        data["values"] = np.empty((cfg.decisions, NUM_ACTIONS), dtype=np.float16)
     folder = Path(cache) if cache is not None else None
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
@@ -309,7 +337,7 @@ def _cached_chunk(folder: Path, k: int, task: tuple) -> dict[str, np.ndarray] | 
         with np.load(path, allow_pickle=False) as z:
             if str(z["task"]) != json.dumps(task, default=str):
                 return None  # made under another config: made again
-            return {key: z[key] for key in ("obs", "mask", "action")}
+            return {key: z[key] for key in ("obs", "mask", "action", "values") if key in z}
     except (OSError, ValueError, KeyError):
         return None  # a chunk cut short by a stop: made again
 
@@ -339,6 +367,30 @@ def card_play_rows(obs: torch.Tensor) -> torch.Tensor:
     return obs[:, O_PHASE + L.PH_PLAY] > 0.5
 
 
+def soft_targets(values: torch.Tensor, mask: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """The soft targets of a minibatch: the softmax of ``values / temperature`` over each
+    row's valued legal actions (``[N, 70]``), and which rows have any value (``[N]`` bool;
+    the other rows' targets are meaningless)."""
+    v = values.float()
+    ok = torch.isfinite(v) & mask.bool()
+    has = ok.any(-1)
+    z = torch.where(ok, v / temperature, torch.full_like(v, float("-inf")))
+    z[~has] = 0.0
+    return torch.softmax(z, -1), has
+
+
+def imitation_loss(
+    logits: torch.Tensor, action: torch.Tensor, target: torch.Tensor | None, has: torch.Tensor | None
+) -> torch.Tensor:
+    """Per-row cross-entropy of masked ``logits``: against the soft ``target`` where ``has``,
+    else against the one ``action``."""
+    hard = torch.nn.functional.cross_entropy(logits, action, reduction="none")
+    if target is None:
+        return hard
+    soft = -(target * torch.log_softmax(logits, -1)).sum(-1)
+    return torch.where(has, soft, hard)
+
+
 def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[dict[str, float]]]:
     """Train an actor by masked cross-entropy on the teacher's actions; returns it and the
     per-epoch history (loss, train and held-out accuracy)."""
@@ -354,6 +406,7 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
     obs = torch.from_numpy(data["obs"])
     mask = torch.from_numpy(data["mask"])
     action = torch.from_numpy(data["action"].astype(np.int64))
+    values = torch.from_numpy(data["values"]) if cfg.soft_temperature > 0 and "values" in data else None
     n = len(action)
     order = torch.randperm(n, generator=gen)
     n_val = int(n * cfg.val_share)
@@ -374,12 +427,10 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
             mb = perm[s : s + cfg.batch_size]
             x = obs[mb]
             logits = masked_logits(model.actor(x.float()), mask[mb])
-            if cfg.bidding_weight != 1.0:
-                w = torch.where(card_play_rows(x), 1.0, cfg.bidding_weight)
-                ce = torch.nn.functional.cross_entropy(logits, action[mb], reduction="none")
-                loss = (ce * w).sum() / w.sum()
-            else:
-                loss = torch.nn.functional.cross_entropy(logits, action[mb])
+            target, has = soft_targets(values[mb], mask[mb], cfg.soft_temperature) if values is not None else (None, None)
+            ce = imitation_loss(logits, action[mb], target, has)
+            w = torch.where(card_play_rows(x), 1.0, cfg.bidding_weight)
+            loss = (ce * w).sum() / w.sum()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -466,4 +517,15 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["BCConfig", "card_play_rows", "fit", "generate", "load_bc_config", "main", "run", "teacher_chunk"]
+__all__ = [
+    "BCConfig",
+    "card_play_rows",
+    "fit",
+    "generate",
+    "imitation_loss",
+    "load_bc_config",
+    "main",
+    "run",
+    "soft_targets",
+    "teacher_chunk",
+]

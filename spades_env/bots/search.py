@@ -40,7 +40,7 @@ from spades_env.bots.blind_value import MODE_EV, blind_model, model_hand, row_co
 from spades_env.bots.l2 import l2_act_one
 from spades_env.bots.l2 import popc as popcount_jit
 from spades_env.core import layout as L
-from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE
+from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE, NUM_ACTIONS
 from spades_env.core.engine import _after_bidding, apply_action, legal_cards, trick_winner
 from spades_env.core.jit import ctz, jit
 from spades_env.core.rng import below, shuffle_into
@@ -440,6 +440,10 @@ class SearchPolicy(ScriptedBot):
         self.max_samples = samples if (samples is not None and budget is not None) else max_samples
         self._rng = np.zeros(1, dtype=np.int64)
         self.last_samples = 0
+        self.last_values = np.full(NUM_ACTIONS, np.nan, dtype=np.float32)
+        """The last decision's searched actions' mean hand margins (points, own team minus
+        the other; NaN where an action was not searched: the Blind Nil choice, forced moves,
+        bids outside the candidates, L2's own choices). BC's soft targets read them."""
         if not 0 <= noise <= 1000:
             raise ValueError(
                 f"SearchPolicy: noise is per mille of random playout cards, 0..1000, got {noise}"
@@ -449,7 +453,12 @@ class SearchPolicy(ScriptedBot):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         self._obs = np.ascontiguousarray(observation, dtype=np.float32)
         self._mask = np.ascontiguousarray(action_mask, dtype=np.int8)
+        self.last_values = np.full(NUM_ACTIONS, np.nan, dtype=np.float32)
         return super().act(observation, action_mask)
+
+    def _record(self, actions: np.ndarray, totals: np.ndarray, samples: int) -> None:
+        """Keep the searched actions' mean hand margins (``last_values``)."""
+        self.last_values[np.asarray(actions, dtype=np.int64)] = totals / max(samples, 1)
 
     def _l2(self) -> int:
         return int(l2_act_one(self._obs, self._mask, MODE_EV, blind_model()))
@@ -485,6 +494,7 @@ class SearchPolicy(ScriptedBot):
         totals = np.zeros(len(cands), dtype=np.float64)
         self._seed_rng()
         bid_search(row, params, blind_model(), bids, len(bids), self.bid_samples, self._rng, totals)
+        self._record(BID_BASE + bids, totals, self.bid_samples)
         if totals[cands.index(l2)] >= totals.max():
             return l2
         return int(bids[int(np.argmax(totals))])
@@ -505,6 +515,7 @@ class SearchPolicy(ScriptedBot):
         l2 = self._l2()
         if not ok:
             return l2
+        self._record(cards, totals, self.exchange_samples)
         best = float(totals.max())
         if totals[legal.index(l2)] >= best:  # ties (the order of the passes) go to L2's pick
             return l2
@@ -582,6 +593,7 @@ class SearchPolicy(ScriptedBot):
                 per = elapsed / done
                 batch = max(1, min(64, int((self.budget - elapsed) / max(per, 1e-6))))
             self.last_samples = done
+        self._record(cards, totals, self.last_samples)
         return int(cards[int(np.argmax(totals))])
 
 
