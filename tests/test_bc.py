@@ -274,3 +274,33 @@ def test_l3_values_are_its_searched_margins_and_soft_data_records_them(tmp_path)
         load_bc_config(BC, TINY + ["soft_temperature=2.0"])  # greedy has no values
     with pytest.raises(ConfigError, match="'soft_temperature'"):
         load_bc_config(BC, TINY + ["teacher=search:samples=2", "soft_temperature=-1"])
+
+
+def test_data_from_fits_on_earlier_runs_chunks(tmp_path):
+    """``data_from``: the fit reads the chunks earlier runs saved (with or without values),
+    after the run's own; decisions 0 fits on them alone; a folder without chunks is refused."""
+    from training import bc as bc_mod
+
+    first = load_bc_config(BC, TINY + ["decisions=600", "chunk_decisions=300"])
+    made = bc_mod.generate(first, tmp_path / "a" / "data")
+    soft = load_bc_config(BC, TINY + ["teacher=search:samples=2", "decisions=100", "chunk_decisions=100",
+                                      "num_envs=4", "soft_temperature=2.0", "epochs=1"])
+    valued = bc_mod.generate(soft, tmp_path / "b" / "data")
+    both = bc_mod.saved_data([str(tmp_path / "a" / "data"), str(tmp_path / "b" / "data")], values=True)
+    assert len(both["action"]) == 700
+    assert np.array_equal(both["obs"][:600], made["obs"]) and np.array_equal(both["action"][600:], valued["action"])
+    assert np.isnan(both["values"][:600].astype(np.float32)).all()  # made without values
+    assert np.array_equal(both["values"][600:], valued["values"], equal_nan=True)
+    only = load_bc_config(BC, TINY + ["decisions=0", "epochs=1", "data_from=" + str([str(tmp_path / "a" / "data")])])
+    ck = run(only, tmp_path / "c")
+    _, meta = load_checkpoint(ck)
+    assert meta["bc"]["decisions"] == 600
+    mixed = load_bc_config(BC, TINY + ["decisions=300", "chunk_decisions=300", "epochs=1", "seed=3",
+                                       "data_from=" + str([str(tmp_path / "a" / "data")])])
+    _, meta = load_checkpoint(run(mixed, tmp_path / "d"))
+    assert meta["bc"]["decisions"] == 900
+    with pytest.raises(ConfigError, match="no teacher chunks"):
+        run(load_bc_config(BC, TINY + ["decisions=0", f"data_from=['{tmp_path / 'none'}']"]), tmp_path / "e")
+    with pytest.raises(ConfigError, match="no data to fit"):
+        run(load_bc_config(BC, TINY + ["decisions=0"]), tmp_path / "f")
+    assert not (tmp_path / "e").exists() and not (tmp_path / "f").exists()

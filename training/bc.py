@@ -81,7 +81,11 @@ class BCConfig:
     near-tie teaches both cards and a clear gap teaches one. Decisions without values keep
     the one label."""
     decisions: int = 1_000_000
-    """Teacher decisions to record."""
+    """Teacher decisions to record (0: none, the fit reads ``data_from`` only)."""
+    data_from: tuple[str, ...] = ()
+    """Folders of teacher chunks that earlier runs saved (``<run>/data``; in a pipeline, the
+    names of earlier stages), added to this run's own decisions for the fit, their values
+    with them: one network fitted on every stage's labels."""
     chunk_decisions: int = 200_000
     """Decisions per data chunk (one chunk is one worker task on fresh games)."""
     num_envs: int = 128
@@ -107,7 +111,7 @@ class BCConfig:
 
     def validate(self) -> tuple[str, str] | None:
         checks = [
-            ("decisions", self.decisions > 0, "must be > 0"),
+            ("decisions", self.decisions >= 0, "must be >= 0 (0: only data_from's)"),
             ("chunk_decisions", self.chunk_decisions > 0, "must be > 0"),
             ("num_envs", self.num_envs > 0, "must be > 0"),
             ("workers", self.workers > 0, "must be > 0"),
@@ -325,6 +329,50 @@ def generate(cfg: BCConfig, cache: str | Path | None = None) -> dict[str, np.nda
     return data
 
 
+def saved_data(folders: tuple[str, ...] | list[str], values: bool) -> dict[str, np.ndarray]:
+    """Every teacher chunk saved in ``folders`` (``chunk_*.npz``, in name order), in one set of
+    arrays; with ``values``, a ``values`` array too (NaN for chunks made without). Raises
+    :class:`ConfigError` for a folder without chunks."""
+    files: list[Path] = []
+    for folder in folders:
+        found = sorted(Path(folder).glob("chunk_*.npz"))
+        if not found:
+            raise ConfigError(f"data_from: no teacher chunks (chunk_*.npz) in {folder}")
+        files += found
+    sizes = []
+    for f in files:
+        with np.load(f, allow_pickle=False) as z:
+            sizes.append(len(z["action"]))
+    n = int(sum(sizes))
+    data = {
+        "obs": np.empty((n, OBS_SIZE), dtype=np.float16),
+        "mask": np.empty((n, NUM_ACTIONS), dtype=np.bool_),
+        "action": np.empty(n, dtype=np.int8),
+    }
+    if values:
+        data["values"] = np.full((n, NUM_ACTIONS), np.nan, dtype=np.float16)
+    at = 0
+    for f, k in zip(files, sizes, strict=True):
+        with np.load(f, allow_pickle=False) as z:
+            for key in data:
+                if key in z.files:
+                    data[key][at : at + k] = z[key]
+        at += k
+    return data
+
+
+def _joined(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The rows of several data sets, one after the other (keys of the first; NaN values
+    where a part has none)."""
+    if len(parts) == 1:
+        return parts[0]
+    out = {}
+    for key, first in parts[0].items():
+        fill = [p[key] if key in p else np.full((len(p["action"]),) + first.shape[1:], np.nan, first.dtype) for p in parts]
+        out[key] = np.concatenate(fill)
+    return out
+
+
 def _chunk_file(folder: Path, k: int) -> Path:
     return folder / f"chunk_{k:05d}.npz"
 
@@ -465,10 +513,19 @@ def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
         from spades_env.arena import resolve_policy
 
         resolve_policy(cfg.play_by, 0, load_rules(cfg.rules))
+    if cfg.decisions == 0 and not cfg.data_from:
+        raise ConfigError("decisions is 0 and data_from is empty: no data to fit")
+    for folder in cfg.data_from:  # before hours of teacher data: the earlier data must be there
+        if not any(Path(folder).glob("chunk_*.npz")):
+            raise ConfigError(f"data_from: no teacher chunks (chunk_*.npz) in {folder}")
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(config_to_dict(cfg), indent=2) + "\n")
     t0 = time.monotonic()
     data = generate(cfg, out_dir / "data")
+    if cfg.data_from:
+        own = len(data["action"])
+        data = _joined([data, saved_data(cfg.data_from, cfg.soft_temperature > 0)])
+        print(f"data_from: {len(data['action']) - own} decisions of {', '.join(cfg.data_from)}", flush=True)
     t1 = time.monotonic()
     print(f"data: {len(data['action'])} decisions in {t1 - t0:.0f} s", flush=True)
     model, history = fit(cfg, data)
@@ -526,6 +583,7 @@ __all__ = [
     "load_bc_config",
     "main",
     "run",
+    "saved_data",
     "soft_targets",
     "teacher_chunk",
 ]

@@ -22,6 +22,11 @@ run folder ``<runs>/<name>``::
         config: configs/train/bc_dagger.yaml
         init_from: bc2
         play_by: bc2
+      - name: all                  # one fit on the teacher data of earlier bc stages (and its
+        kind: bc                   #   own, if its config's decisions > 0)
+        config: configs/train/bc_all.yaml
+        init_from: bc
+        data_from: [bc2, bc3]
       - name: ppo1                 # PPO (training.ppo) from the BC checkpoint
         kind: ppo
         config: configs/train/family.yaml
@@ -63,7 +68,7 @@ from training.checkpoint import CheckpointError
 from training.config import ConfigError, config_to_dict
 
 KINDS = ("bc", "ppo")
-STAGE_KEYS = ("name", "kind", "config", "init_from", "play_by", "updates", "stop_at", "set")
+STAGE_KEYS = ("name", "kind", "config", "init_from", "play_by", "data_from", "updates", "stop_at", "set")
 TOP_KEYS = ("runs", "export", "stages")
 DONE = "stage.json"
 
@@ -78,6 +83,7 @@ class Stage:
     overrides: tuple[str, ...] = ()
     stop_at: int = 0
     play_by: str = ""
+    data_from: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,6 +157,14 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
                 raise ConfigError(f"{at}: key 'play_by' is for bc stages")
             if play_by.partition("@")[0] not in {s.name for s in stages}:
                 raise ConfigError(f"{at}: key 'play_by': {play_by!r} is not an earlier stage")
+        data_from = st.get("data_from") or []
+        if not isinstance(data_from, list) or not all(isinstance(x, str) for x in data_from):
+            raise ConfigError(f"{at}: key 'data_from' must be a list of earlier stage names, got {data_from!r}")
+        if data_from and kind != "bc":
+            raise ConfigError(f"{at}: key 'data_from' is for bc stages")
+        for src in data_from:
+            if src not in {s.name for s in stages if s.kind == "bc"}:
+                raise ConfigError(f"{at}: key 'data_from': {src!r} is not an earlier bc stage")
         updates = st.get("updates", 0)
         if isinstance(updates, bool) or not isinstance(updates, int) or updates < 0:
             raise ConfigError(f"{at}: key 'updates' must be a positive integer, got {updates!r}")
@@ -164,7 +178,7 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
         sets = st.get("set") or []
         if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
             raise ConfigError(f"{at}: key 'set' must be a list of key=value strings, got {sets!r}")
-        stages.append(Stage(name, kind, config, init_from, updates, tuple(sets), stop_at, play_by))
+        stages.append(Stage(name, kind, config, init_from, updates, tuple(sets), stop_at, play_by, tuple(data_from)))
     return Pipeline(Path(root), export, tuple(stages), where)
 
 
@@ -181,6 +195,8 @@ def stage_config(pl: Pipeline, st: Stage) -> Any:
         ov.append(f"init_from={_stage_source(pl, st.init_from)}")
     if st.play_by:
         ov.append(f"play_by={_stage_source(pl, st.play_by)}")
+    if st.data_from:
+        ov.append("data_from=" + json.dumps([str(pl.runs / src / "data") for src in st.data_from]))
     if st.kind == "bc":
         from training.bc import load_bc_config
 
