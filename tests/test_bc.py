@@ -304,3 +304,28 @@ def test_data_from_fits_on_earlier_runs_chunks(tmp_path):
     with pytest.raises(ConfigError, match="no data to fit"):
         run(load_bc_config(BC, TINY + ["decisions=0"]), tmp_path / "f")
     assert not (tmp_path / "e").exists() and not (tmp_path / "f").exists()
+
+
+def test_card_play_regret_is_the_teachers_value_given_up():
+    from spades_env.core import layout as L
+    from spades_env.observation import O_PHASE, STATE_VEC_SIZE
+    from training.bc import card_play_regret
+    from training.network import ActorCritic
+
+    model = ActorCritic(OBS_SIZE, STATE_VEC_SIZE, 70, (4,), (4,))
+    with torch.no_grad():
+        for p in model.actor.parameters():
+            p.zero_()
+        model.actor[-1].bias[5] = 1.0  # always prefers action 5 where legal
+    obs = torch.zeros(4, OBS_SIZE)
+    obs[:3, O_PHASE + L.PH_PLAY] = 1.0
+    obs[3, O_PHASE + L.PH_BID] = 1.0
+    mask = torch.zeros(4, 70, dtype=torch.bool)
+    values = torch.full((4, 70), float("nan"))
+    for r, vals in enumerate([{5: 1.0, 7: 4.0}, {5: 2.0, 9: 1.0}, {5: 3.0}, {5: 0.0, 20: 9.0}]):
+        for a, v in vals.items():
+            mask[r, a] = True
+            values[r, a] = v
+    # row 0 gives up 3 points, row 1 none; row 2 is forced and row 3 is a bid: left out
+    assert card_play_regret(model, obs, mask, values) == pytest.approx(1.5)
+    assert np.isnan(card_play_regret(model, obs[2:], mask[2:], values[2:]))

@@ -406,6 +406,23 @@ def _hits(model: ActorCritic, obs: torch.Tensor, mask: torch.Tensor, action: tor
     return torch.cat(out) if out else torch.zeros(0, dtype=torch.bool)
 
 
+def card_play_regret(model: ActorCritic, obs: torch.Tensor, mask: torch.Tensor, values: torch.Tensor) -> float:
+    """Mean points of the teacher's value given up by the network's choice (the best valued
+    action's value minus the chosen one's), over card-play decisions with a choice whose
+    chosen action the teacher valued; NaN if there are none."""
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for s in range(0, len(obs), 8192):
+            x, m, v = obs[s : s + 8192], mask[s : s + 8192], values[s : s + 8192].float()
+            choice = masked_logits(model.actor(x.float()), m).argmax(-1)
+            best = torch.where(torch.isfinite(v), v, torch.full_like(v, float("-inf"))).max(-1).values
+            got = v.gather(1, choice[:, None]).squeeze(1)
+            rows = card_play_rows(x) & (m.sum(-1) > 1) & torch.isfinite(got)
+            total += float((best - got)[rows].sum())
+            count += int(rows.sum())
+    return total / count if count else float("nan")
+
+
 def _share(hits: torch.Tensor) -> float:
     return float(hits.float().mean()) if len(hits) else float("nan")
 
@@ -496,6 +513,8 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
             "val_accuracy_card_play": _share(vh[play]),
             "val_accuracy_bidding": _share(vh[~play]),
         }
+        if values is not None:  # in the teacher's own units: points per hand
+            row["val_regret_card_play"] = card_play_regret(model, obs[val], mask[val], values[val])
         history.append(row)
         print(json.dumps(row), flush=True)
     return model, history
@@ -576,6 +595,7 @@ if __name__ == "__main__":
 
 __all__ = [
     "BCConfig",
+    "card_play_regret",
     "card_play_rows",
     "fit",
     "generate",
