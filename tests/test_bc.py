@@ -214,6 +214,26 @@ def test_plot_bc_stages_draws_the_lineage(tmp_path):
     assert plot_bc_stages({"none": tmp_path / "missing.json"}, tmp_path / "q.png") is None
 
 
+def test_plot_stage_strength_reads_the_stages_matrix_reports(tmp_path):
+    pytest.importorskip("matplotlib")
+    import json
+
+    from training.plots import plot_stage_strength
+
+    def report(margin):
+        mm = {"mean": margin, "ci95": [margin - 2, margin + 2]}
+        return {"rules": [{"label": r, "matchups": [
+            {"team_a": "policy", "team_b": "heuristic", "margin_per_hand": mm},
+            {"team_a": "policy", "team_b": "random", "margin_per_hand": mm}]} for r in ("tournament", "house")]}
+
+    for name, m in (("a", 1.0), ("b", 4.0)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(report(m)))
+    out = plot_stage_strength({"a": tmp_path / "a.json", "b": tmp_path / "b.json"}, tmp_path / "s.png")
+    assert out is not None and out.stat().st_size > 5000
+    assert plot_stage_strength({"a": tmp_path / "a.json"}, tmp_path / "t.png", opponent="blind") is None
+    assert plot_stage_strength({"x": tmp_path / "missing.json"}, tmp_path / "u.png") is None
+
+
 def test_soft_targets_are_the_softmax_of_the_valued_legal_actions():
     from training.bc import imitation_loss, soft_targets
 

@@ -2,7 +2,8 @@
 ``history.jsonl`` (losses, entropy and KL, win rates in training games, and the duplicate
 evaluations with 95% CIs, one line per opponent, or per rules and opponent under
 ``eval_rules``); :func:`plot_bc_stages` draws the behaviour-cloning stages of a lineage (loss
-and held-out accuracy per epoch, stage after stage)."""
+and held-out accuracy per epoch, stage after stage); :func:`plot_stage_strength` draws each
+stage's margin against L2 per rules preset from the stages' ``spades matrix`` reports."""
 
 from __future__ import annotations
 
@@ -109,3 +110,40 @@ def plot_bc_stages(stages: dict[str, Path], out_png: Path) -> Path | None:
 
 
 __all__ = ["plot_bc_stages", "plot_history"]
+
+
+def plot_stage_strength(matrices: dict[str, Path], out_png: Path, opponent: str = "heuristic") -> Path | None:
+    """Margin per hand (95% CI) of the policy partnered with itself against ``opponent``, per
+    rules preset, for each stage of a lineage, ``{stage name: its matrix.json}`` (``spades
+    matrix``), stage after stage along the x axis; None if no report has that matchup."""
+    series: dict[str, list[tuple[int, float, float, float]]] = {}
+    names = [n for n, p in matrices.items() if Path(p).is_file()]
+    for k, name in enumerate(names):
+        report = json.loads(Path(matrices[name]).read_text())
+        for block in report.get("rules", []):
+            for m in block.get("matchups", []):
+                if m.get("team_a") == "policy" and m.get("team_b") == opponent:
+                    mp = m["margin_per_hand"]
+                    series.setdefault(block["label"], []).append((k, mp["mean"], *mp["ci95"]))
+    if not series:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for j, (label, pts) in enumerate(series.items()):
+        x = np.array([p[0] for p in pts]) + (j - (len(series) - 1) / 2) * 0.08
+        mean = np.array([p[1] for p in pts])
+        err = np.array([[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]])
+        ax.errorbar(x, mean, yerr=err, marker="o", capsize=3, label=label)
+    ax.axhline(0, color="0.6", lw=0.8)
+    ax.set_xticks(range(len(names)), names)
+    ax.set(title=f"margin per hand against {opponent} (partnered with itself, 95% CI)", xlabel="stage", ylabel="points per hand")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out_png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out_png, dpi=100)
+    plt.close(fig)
+    return out_png
