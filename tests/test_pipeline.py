@@ -265,3 +265,28 @@ def test_bc_stages_start_from_and_play_by_earlier_stages(tmp_path):
     bad.write_text("stages:\n  - {name: a, kind: bc, config: configs/train/bc.yaml, play_by: zz}\n")
     with pytest.raises(ConfigError, match="'play_by': 'zz' is not an earlier stage"):
         load_pipeline(bad)
+
+
+def test_bc_stages_fit_on_earlier_stages_data(tmp_path):
+    from training.pipeline import stage_config
+
+    f = tmp_path / "p.yaml"
+    f.write_text(
+        "runs: r\nstages:\n"
+        "  - {name: a, kind: bc, config: configs/train/bc.yaml}\n"
+        "  - {name: b, kind: bc, config: configs/train/bc_search.yaml, init_from: a}\n"
+        "  - {name: c, kind: bc, config: configs/train/bc_all.yaml, init_from: a, data_from: [a, b]}\n"
+    )
+    pl = load_pipeline(f, runs=tmp_path / "r")
+    c = stage_config(pl, pl.stages[2])
+    assert c.data_from == (str(tmp_path / "r" / "a" / "data"), str(tmp_path / "r" / "b" / "data"))
+    assert c.decisions == 0 and c.soft_temperature > 0
+    for text, words in (
+        ("  - {name: c, kind: bc, config: configs/train/bc.yaml, data_from: [zz]}\n", "'data_from': 'zz' is not an earlier bc stage"),
+        ("  - {name: c, kind: ppo, config: configs/train/smoke.yaml, data_from: [a]}\n", "'data_from' is for bc stages"),
+        ("  - {name: c, kind: bc, config: configs/train/bc.yaml, data_from: a}\n", "'data_from' must be a list"),
+    ):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text("stages:\n  - {name: a, kind: bc, config: configs/train/bc.yaml}\n" + text)
+        with pytest.raises(ConfigError, match=words):
+            load_pipeline(bad)
