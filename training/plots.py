@@ -13,6 +13,16 @@ from pathlib import Path
 import numpy as np
 
 
+def _save(fig, out_png: Path) -> None:
+    """Lay out, write (making the folder) and close a figure."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    out_png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out_png, dpi=100)
+    plt.close(fig)
+
+
 def plot_history(history_path: Path, out_png: Path) -> Path | None:
     """The learning curve (losses, entropy, episode stats, evaluations) as a PNG."""
     if not history_path.is_file():
@@ -102,10 +112,7 @@ def plot_bc_stages(stages: dict[str, Path], out_png: Path) -> Path | None:
     ax_acc.set(title="held-out agreement with the stage's teacher", xlabel="epoch", ylim=(0, 1))
     ax_loss.legend(fontsize=8)
     ax_acc.legend(fontsize=7)
-    fig.tight_layout()
-    out_png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_png, dpi=100)
-    plt.close(fig)
+    _save(fig, out_png)
     return out_png
 
 
@@ -142,8 +149,5 @@ def plot_stage_strength(matrices: dict[str, Path], out_png: Path, opponent: str 
     ax.set_xticks(range(len(names)), names)
     ax.set(title=f"margin per hand against {opponent} (partnered with itself, 95% CI)", xlabel="stage", ylabel="points per hand")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    out_png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_png, dpi=100)
-    plt.close(fig)
+    _save(fig, out_png)
     return out_png
