@@ -311,6 +311,9 @@ def test_data_from_fits_on_earlier_runs_chunks(tmp_path):
     assert np.array_equal(both["obs"][:600], made["obs"]) and np.array_equal(both["action"][600:], valued["action"])
     assert np.isnan(both["values"][:600].astype(np.float32)).all()  # made without values
     assert np.array_equal(both["values"][600:], valued["values"], equal_nan=True)
+    ahead = bc_mod.saved_data([str(tmp_path / "b" / "data")], values=True, first=made)  # own rows first
+    assert np.array_equal(ahead["obs"][:600], made["obs"]) and np.array_equal(ahead["action"][600:], valued["action"])
+    assert np.isnan(ahead["values"][:600].astype(np.float32)).all()
     only = load_bc_config(BC, TINY + ["decisions=0", "epochs=1", "data_from=" + str([str(tmp_path / "a" / "data")])])
     ck = run(only, tmp_path / "c")
     _, meta = load_checkpoint(ck)

@@ -329,20 +329,28 @@ def generate(cfg: BCConfig, cache: str | Path | None = None) -> dict[str, np.nda
     return data
 
 
-def saved_data(folders: tuple[str, ...] | list[str], values: bool) -> dict[str, np.ndarray]:
-    """Every teacher chunk saved in ``folders`` (``chunk_*.npz``, in name order), in one set of
-    arrays; with ``values``, a ``values`` array too (NaN for chunks made without). Raises
-    :class:`ConfigError` for a folder without chunks."""
-    files: list[Path] = []
-    for folder in folders:
-        found = sorted(Path(folder).glob("chunk_*.npz"))
-        if not found:
-            raise ConfigError(f"data_from: no teacher chunks (chunk_*.npz) in {folder}")
-        files += found
-    sizes = []
+def saved_chunks(folder: str | Path) -> list[Path]:
+    """The teacher chunks an earlier run saved in ``folder`` (name order); :class:`ConfigError`
+    if there are none."""
+    found = sorted(Path(folder).glob("chunk_*.npz"))
+    if not found:
+        raise ConfigError(f"data_from: no teacher chunks (chunk_*.npz) in {folder}")
+    return found
+
+
+def saved_data(
+    folders: tuple[str, ...] | list[str], values: bool, first: dict[str, np.ndarray] | None = None
+) -> dict[str, np.ndarray]:
+    """The rows of ``first`` (this run's own data, if any) then of every teacher chunk saved
+    in ``folders``, in one set of arrays filled in place; with ``values``, a ``values`` array
+    too (NaN where a part has none)."""
+    files = [f for folder in folders for f in saved_chunks(folder)]
+    parts: list[Any] = [first] if first is not None else []
+    sizes = [len(first["action"])] if first is not None else []
     for f in files:
         with np.load(f, allow_pickle=False) as z:
             sizes.append(len(z["action"]))
+        parts.append(f)
     n = int(sum(sizes))
     data = {
         "obs": np.empty((n, OBS_SIZE), dtype=np.float16),
@@ -352,25 +360,15 @@ def saved_data(folders: tuple[str, ...] | list[str], values: bool) -> dict[str, 
     if values:
         data["values"] = np.full((n, NUM_ACTIONS), np.nan, dtype=np.float16)
     at = 0
-    for f, k in zip(files, sizes, strict=True):
-        with np.load(f, allow_pickle=False) as z:
-            for key in data:
-                if key in z.files:
-                    data[key][at : at + k] = z[key]
+    for part, k in zip(parts, sizes, strict=True):
+        z = np.load(part, allow_pickle=False) if isinstance(part, Path) else part
+        for key in data:
+            if key in z:
+                data[key][at : at + k] = z[key]
+        if isinstance(part, Path):
+            z.close()
         at += k
     return data
-
-
-def _joined(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """The rows of several data sets, one after the other (keys of the first; NaN values
-    where a part has none)."""
-    if len(parts) == 1:
-        return parts[0]
-    out = {}
-    for key, first in parts[0].items():
-        fill = [p[key] if key in p else np.full((len(p["action"]),) + first.shape[1:], np.nan, first.dtype) for p in parts]
-        out[key] = np.concatenate(fill)
-    return out
 
 
 def _chunk_file(folder: Path, k: int) -> Path:
@@ -535,15 +533,14 @@ def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
     if cfg.decisions == 0 and not cfg.data_from:
         raise ConfigError("decisions is 0 and data_from is empty: no data to fit")
     for folder in cfg.data_from:  # before hours of teacher data: the earlier data must be there
-        if not any(Path(folder).glob("chunk_*.npz")):
-            raise ConfigError(f"data_from: no teacher chunks (chunk_*.npz) in {folder}")
+        saved_chunks(folder)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(config_to_dict(cfg), indent=2) + "\n")
     t0 = time.monotonic()
     data = generate(cfg, out_dir / "data")
     if cfg.data_from:
         own = len(data["action"])
-        data = _joined([data, saved_data(cfg.data_from, cfg.soft_temperature > 0)])
+        data = saved_data(cfg.data_from, cfg.soft_temperature > 0, first=data)
         print(f"data_from: {len(data['action']) - own} decisions of {', '.join(cfg.data_from)}", flush=True)
     t1 = time.monotonic()
     print(f"data: {len(data['action'])} decisions in {t1 - t0:.0f} s", flush=True)
@@ -603,6 +600,7 @@ __all__ = [
     "load_bc_config",
     "main",
     "run",
+    "saved_chunks",
     "saved_data",
     "soft_targets",
     "teacher_chunk",
