@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -262,6 +263,33 @@ def test_soft_targets_are_the_softmax_of_the_valued_legal_actions():
     assert torch.equal(imitation_loss(logits, action, None, None), hard)
 
 
+def test_expected_regret_weighs_each_valued_action_by_the_networks_probability():
+    from training.bc import expected_regret
+
+    nan = float("nan")
+    values = torch.full((3, 70), nan)
+    mask = torch.zeros(3, 70, dtype=torch.bool)
+    mask[0, [1, 2, 3]] = True
+    values[0, [1, 2]] = torch.tensor([10.0, 4.0])  # action 3 legal but unvalued: left out
+    values[0, 9] = -100.0  # valued but illegal: left out
+    mask[1, [4, 6]] = True  # nothing valued: 0
+    mask[2, [7, 8]] = True
+    values[2, [7, 8]] = torch.tensor([1.0, 1.0])  # a tie: nothing to give up
+    logits = torch.zeros(3, 70)
+    logits[0, 2] = float(np.log(3.0))  # p = 1/4 on action 1, 3/4 on action 2 (action 3 dropped)
+    logits[0, 3] = 50.0
+    reg = expected_regret(logits, values, mask)
+    assert torch.allclose(reg, torch.tensor([0.75 * 6.0, 0.0, 0.0]))
+    logits[0, 1] = 30.0  # all mass on the best: no regret
+    assert float(expected_regret(logits, values, mask)[0]) < 1e-6
+    cfg = load_bc_config(BC, TINY + ["teacher=search:samples=2", "soft_temperature=2.0", "regret_coef=0.05"])
+    assert cfg.regret_coef == 0.05
+    with pytest.raises(ConfigError, match="'regret_coef'"):
+        load_bc_config(BC, TINY + ["teacher=search:samples=2", "regret_coef=0.05"])  # no values
+    with pytest.raises(ConfigError, match="'regret_coef'"):
+        load_bc_config(BC, TINY + ["teacher=search:samples=2", "soft_temperature=2.0", "regret_coef=-1"])
+
+
 def test_l3_values_are_its_searched_margins_and_soft_data_records_them(tmp_path):
     """L3's ``last_values`` hold a mean margin for each searched legal action (its choice the
     best card), and a soft-target chunk records them beside the label."""
@@ -290,6 +318,9 @@ def test_l3_values_are_its_searched_margins_and_soft_data_records_them(tmp_path)
     assert np.array_equal(first["values"], again["values"], equal_nan=True)
     model, history = fit(cfg, first)
     assert np.isfinite(history[0]["loss"])
+    with_regret = dataclasses.replace(cfg, regret_coef=0.05)
+    _, history2 = fit(with_regret, first)
+    assert history2[0]["loss"] > history[0]["loss"]  # the same fit plus a positive term
     with pytest.raises(ConfigError, match="'soft_temperature'"):
         load_bc_config(BC, TINY + ["soft_temperature=2.0"])  # greedy has no values
     with pytest.raises(ConfigError, match="'soft_temperature'"):

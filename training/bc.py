@@ -80,6 +80,11 @@ class BCConfig:
     target is the softmax of values / ``soft_temperature`` over the searched actions, so a
     near-tie teaches both cards and a clear gap teaches one. Decisions without values keep
     the one label."""
+    regret_coef: float = 0.0
+    """> 0 (with ``soft_temperature``): add ``regret_coef`` times the expected regret of the
+    network's choice to each valued decision's loss, in points: the teacher's best value minus
+    the value of each valued action, weighted by the network's probabilities over them. Unlike
+    the cross-entropy, this weighs a decision by what is at stake in it."""
     decisions: int = 1_000_000
     """Teacher decisions to record (0: none, the fit reads ``data_from`` only)."""
     data_from: tuple[str, ...] = ()
@@ -122,6 +127,8 @@ class BCConfig:
             ("bidding_weight", self.bidding_weight > 0, "must be > 0"),
             ("play_share", 0.0 <= self.play_share <= 1.0, "must be in [0, 1]"),
             ("soft_temperature", self.soft_temperature >= 0.0, "must be >= 0 (0: the one label)"),
+            ("regret_coef", self.regret_coef >= 0.0, "must be >= 0 (0: cross-entropy only)"),
+            ("regret_coef", self.regret_coef == 0 or self.soft_temperature > 0, "needs soft_temperature > 0 (the values)"),
             ("hidden", len(self.hidden) > 0 and min(self.hidden) > 0, "needs positive layer sizes"),
         ]
         for name, ok, why in checks:
@@ -442,6 +449,21 @@ def soft_targets(values: torch.Tensor, mask: torch.Tensor, temperature: float) -
     return torch.softmax(z, -1), has
 
 
+def expected_regret(logits: torch.Tensor, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Per row, the teacher's value given up in expectation by the network's choice among the
+    valued legal actions (its softmax renormalized over them): sum of p(a) * (best - v(a)), in
+    the values' units; 0 for rows without values."""
+    v = values.float()
+    ok = torch.isfinite(v) & mask.bool()
+    has = ok.any(-1)
+    z = torch.where(ok, logits, torch.full_like(logits, float("-inf")))
+    z[~has] = 0.0
+    p = torch.softmax(z, -1)
+    best = torch.where(ok, v, torch.full_like(v, float("-inf"))).max(-1).values
+    gap = torch.where(ok, best[:, None] - v, torch.zeros_like(v))
+    return torch.where(has, (p * gap).sum(-1), torch.zeros_like(best))
+
+
 def imitation_loss(
     logits: torch.Tensor, action: torch.Tensor, target: torch.Tensor | None, has: torch.Tensor | None
 ) -> torch.Tensor:
@@ -492,6 +514,8 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
             logits = masked_logits(model.actor(x.float()), mask[mb])
             target, has = soft_targets(values[mb], mask[mb], cfg.soft_temperature) if values is not None else (None, None)
             ce = imitation_loss(logits, action[mb], target, has)
+            if cfg.regret_coef > 0 and values is not None:
+                ce = ce + cfg.regret_coef * expected_regret(logits, values[mb], mask[mb])
             w = torch.where(card_play_rows(x), 1.0, cfg.bidding_weight)
             loss = (ce * w).sum() / w.sum()
             opt.zero_grad()
@@ -596,6 +620,7 @@ __all__ = [
     "card_play_rows",
     "fit",
     "generate",
+    "expected_regret",
     "imitation_loss",
     "load_bc_config",
     "main",
