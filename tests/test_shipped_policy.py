@@ -1,6 +1,6 @@
 """The shipped policies in checkpoints/: they load without training code paths of their own,
 play only legal actions, and beat the random baseline (the full evaluations are in their model
-cards). ``spades_ppo_v1`` (tournament rules, observation v1) and ``spades_family_v2`` (a family
+cards). ``spades_ppo_v1`` (tournament rules, observation v1) and ``spades_family_v3`` (a family
 of rules, observation v2, its lineage in its metadata)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from spades_env.observation import OBS_SIZE, OBS_VERSION, encode_observation  # 
 from training.checkpoint import load_checkpoint  # noqa: E402
 
 SHIPPED = ROOT / "checkpoints" / "spades_ppo_v1"
-FAMILY = ROOT / "checkpoints" / "spades_family_v2"
+FAMILY = ROOT / "checkpoints" / "spades_family_v3"
 RULES = {
     "tournament": load_rules("tournament"),
     "house": load_rules("house"),
@@ -78,9 +78,12 @@ def test_family_checkpoint_metadata_records_its_lineage():
     _, meta = load_checkpoint(FAMILY)
     assert meta["obs_version"] == OBS_VERSION and meta["policy"]["deterministic"] is True
     assert meta["trainer"] == "training.bc" and meta["bc"]["teacher"].startswith("search:")
-    assert meta["bc"]["init_from"] and meta["config"]["play_by"]  # DAgger, from an earlier stage
-    assert meta["config"]["soft_temperature"] > 0 and len(meta["config"]["data_from"]) == 3  # L3's values, every L3 stage
-    assert meta["bc"]["decisions"] > 3_000_000
+    assert meta["bc"]["init_from"].endswith("bc/final")  # from the lineage's first stage
+    data_from = [Path(d).parent.name for d in meta["config"]["data_from"]]
+    assert data_from == ["bc2", "bc3", "soft", "all2"]  # every L3 stage's labels, DAgger's included
+    assert meta["config"]["soft_temperature"] > 0 and meta["config"]["regret_coef"] > 0  # values, and the regret term
+    assert meta["config"]["decisions"] == 0  # no data of its own: a fit on the earlier stages'
+    assert meta["bc"]["decisions"] > 3_000_000 and len(meta["bc"]["history"]) == meta["config"]["epochs"]
     assert {"tournament", "house", "no_blind"} <= {r["name"] for r in meta["rules_family"]}
     assert (FAMILY / "MODEL_CARD.md").is_file()
     assert not (FAMILY / "train_state.safetensors").exists()

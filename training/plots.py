@@ -116,8 +116,6 @@ def plot_bc_stages(stages: dict[str, Path], out_png: Path) -> Path | None:
     return out_png
 
 
-__all__ = ["plot_bc_stages", "plot_history"]
-
 
 def plot_stage_strength(matrices: dict[str, Path], out_png: Path, opponent: str = "heuristic") -> Path | None:
     """Margin per hand (95% CI) of the policy partnered with itself against ``opponent``, per
@@ -151,3 +149,6 @@ def plot_stage_strength(matrices: dict[str, Path], out_png: Path, opponent: str 
     ax.legend(fontsize=8)
     _save(fig, out_png)
     return out_png
+
+
+__all__ = ["plot_bc_stages", "plot_history", "plot_stage_strength"]
