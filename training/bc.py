@@ -437,28 +437,34 @@ def card_play_rows(obs: torch.Tensor) -> torch.Tensor:
     return obs[:, O_PHASE + L.PH_PLAY] > 0.5
 
 
+def _valued(values: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The values as float, which entries are valued legal actions, and which rows have any."""
+    v = values.float()
+    ok = torch.isfinite(v) & mask.bool()
+    return v, ok, ok.any(-1)
+
+
+def _softmax_over(scores: torch.Tensor, ok: torch.Tensor, has: torch.Tensor) -> torch.Tensor:
+    """Softmax of ``scores`` over each row's ``ok`` entries (rows without any: meaningless)."""
+    z = torch.where(ok, scores, torch.full_like(scores, float("-inf")))
+    z[~has] = 0.0
+    return torch.softmax(z, -1)
+
+
 def soft_targets(values: torch.Tensor, mask: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
     """The soft targets of a minibatch: the softmax of ``values / temperature`` over each
     row's valued legal actions (``[N, 70]``), and which rows have any value (``[N]`` bool;
     the other rows' targets are meaningless)."""
-    v = values.float()
-    ok = torch.isfinite(v) & mask.bool()
-    has = ok.any(-1)
-    z = torch.where(ok, v / temperature, torch.full_like(v, float("-inf")))
-    z[~has] = 0.0
-    return torch.softmax(z, -1), has
+    v, ok, has = _valued(values, mask)
+    return _softmax_over(v / temperature, ok, has), has
 
 
 def expected_regret(logits: torch.Tensor, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Per row, the teacher's value given up in expectation by the network's choice among the
     valued legal actions (its softmax renormalized over them): sum of p(a) * (best - v(a)), in
     the values' units; 0 for rows without values."""
-    v = values.float()
-    ok = torch.isfinite(v) & mask.bool()
-    has = ok.any(-1)
-    z = torch.where(ok, logits, torch.full_like(logits, float("-inf")))
-    z[~has] = 0.0
-    p = torch.softmax(z, -1)
+    v, ok, has = _valued(values, mask)
+    p = _softmax_over(logits, ok, has)
     best = torch.where(ok, v, torch.full_like(v, float("-inf"))).max(-1).values
     gap = torch.where(ok, best[:, None] - v, torch.zeros_like(v))
     return torch.where(has, (p * gap).sum(-1), torch.zeros_like(best))

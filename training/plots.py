@@ -116,7 +116,6 @@ def plot_bc_stages(stages: dict[str, Path], out_png: Path) -> Path | None:
     return out_png
 
 
-
 def plot_stage_strength(matrices: dict[str, Path], out_png: Path, opponent: str = "heuristic") -> Path | None:
     """Margin per hand (95% CI) of the policy partnered with itself against ``opponent``, per
     rules preset, for each stage of a lineage, ``{stage name: its matrix.json}`` (``spades
