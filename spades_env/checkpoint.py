@@ -39,7 +39,15 @@ from spades_env.core.actions import NUM_ACTIONS, action_to_str
 from spades_env.core.jit import jit
 from spades_env.core.rules import RulesConfig, RulesError, load_rules, rules_from_dict
 from spades_env.core.validate import SpadesError
-from spades_env.observation import OBS_SIZE, OBS_V1_SIZE, OBS_VERSION, STATE_VEC_SIZE, convert_observation
+from spades_env.observation import (
+    OBS_SIZE,
+    OBS_V1_SIZE,
+    OBS_VERSION,
+    STATE_VEC_SIZE,
+    convert_observation,
+    score_clip_bounds,
+    score_clip_ok,
+)
 
 FORMAT = "spades_env.checkpoint/1"
 MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
@@ -126,6 +134,10 @@ def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
         raise CheckpointError(
             f"{mp}: network input sizes {arch.get('obs_size')}/{arch.get('critic_size')} do not match "
             f"observation version {version}'s observation ({obs_size}) and state ({critic_size}) sizes"
+        )
+    if not score_clip_ok(arch.get("score_clip")):
+        raise CheckpointError(
+            f"{mp}: key 'arch.score_clip' must be a positive number (or absent), got {arch['score_clip']!r}"
         )
     if arch.get("num_actions", NUM_ACTIONS) != NUM_ACTIONS:
         raise CheckpointError(
@@ -233,7 +245,9 @@ class NumpyActor:
     """The actor of ``training.network.ActorCritic`` in NumPy: ``obs [N, 771] -> logits [N, 70]``.
 
     ``weights`` holds ``actor.{2k}.weight`` (``[out, in]``, as torch's ``nn.Linear``) and
-    ``actor.{2k}.bias`` for each layer ``k`` of ``hidden`` plus the output layer."""
+    ``actor.{2k}.bias`` for each layer ``k`` of ``hidden`` plus the output layer. With
+    ``score_clip``, the observation's two score entries are first clipped to ``[-score_clip,
+    score_clip]``, as the torch network does (``training.network``)."""
 
     def __init__(
         self,
@@ -242,6 +256,7 @@ class NumpyActor:
         obs_size: int = OBS_SIZE,
         num_actions: int = NUM_ACTIONS,
         where: str | Path = "weights",
+        score_clip: float | None = None,
     ) -> None:
         sizes = [obs_size, *hidden, num_actions]
         self.layers: list[tuple[np.ndarray, np.ndarray]] = []
@@ -264,10 +279,18 @@ class NumpyActor:
         if extra:
             raise CheckpointError(f"{where}: weights do not match the network: unexpected {extra[:4]}")
         self.obs_size, self.num_actions = obs_size, num_actions
+        self.score_clip = score_clip
+        self._bounds = None if score_clip is None else score_clip_bounds(obs_size, score_clip)
+
+    def _input(self, obs: np.ndarray) -> np.ndarray:
+        x = np.asarray(obs, dtype=np.float32)
+        if self._bounds is None:
+            return x
+        return np.clip(x, *self._bounds)
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         """Raw (unmasked) logits ``float32 [N, num_actions]`` of ``obs [N, obs_size]``."""
-        x = np.asarray(obs, dtype=np.float32)
+        x = self._input(obs)
         last = len(self.layers) - 1
         for i, (w, b) in enumerate(self.layers):
             x = x @ w
@@ -284,7 +307,7 @@ class NumpyActor:
         """Raw logits of a batch, as ``__call__`` up to float32 rounding (another summation
         order): the first layer over the observation's non-zero entries only (a compiled
         loop; an observation is mostly zeros), the other layers as matrix products."""
-        x = np.asarray(obs, dtype=np.float32)
+        x = self._input(obs)
         w, b = self.layers[0]
         h = np.empty((x.shape[0], w.shape[1]), dtype=np.float32)
         _sparse_affine(x, w, b, len(self.layers) > 1, h)
@@ -322,7 +345,11 @@ def load_actor(path: str | Path) -> tuple[NumpyActor, dict[str, Any]]:
     meta = load_meta(d)
     weights = read_safetensors(d / MODEL_FILE)
     obs_size = OBS_SIZES[meta["obs_version"]][0]
-    return NumpyActor(weights, meta["arch"]["hidden"], obs_size=obs_size, where=d / MODEL_FILE), meta
+    arch = meta["arch"]
+    actor = NumpyActor(
+        weights, arch["hidden"], obs_size=obs_size, where=d / MODEL_FILE, score_clip=arch.get("score_clip")
+    )
+    return actor, meta
 
 
 _CACHE: dict[tuple[str, int], tuple[NumpyActor, dict[str, Any]]] = {}

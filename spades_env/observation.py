@@ -358,6 +358,32 @@ def obs_bounds(rules=None) -> tuple[np.ndarray, np.ndarray]:
 BLIND = L.BID_BLIND_NIL  # bid value 14: Blind Nil
 
 
+def score_clip_ok(value: object) -> bool:
+    """Whether ``value`` is a valid ``score_clip``: None (no clip) or a positive finite number."""
+    if value is None:
+        return True
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
+
+
+def score_clip_bounds(size: int, limit: float) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bounds ``float32 [size]`` that clip a network input's two ``scores``
+    entries (score / target score) to ``[-limit, limit]`` and leave every other entry as it is.
+
+    ``size`` is the input's width: an observation (either version: version 1 is version 2's
+    first entries) or the critic's state vector, which starts with the acting seat's
+    observation. A team far behind (a random bot's -20,000 is -40 at target 500) then reads
+    as ``-limit`` instead of a value no training game reached."""
+    if limit is None or not score_clip_ok(limit):
+        raise ValueError(f"score_clip must be a positive finite number, got {limit!r}")
+    sc = SLICES["scores"]
+    if size < sc.stop:
+        raise ValueError(f"an input of {size} entries has no scores slice (it ends at {sc.stop})")
+    lo = np.full(size, -np.inf, dtype=np.float32)
+    hi = np.full(size, np.inf, dtype=np.float32)
+    lo[sc], hi[sc] = -limit, limit
+    return lo, hi
+
+
 def _mask(vec: np.ndarray) -> int:
     m = 0
     for c in np.flatnonzero(vec > 0.5):

@@ -37,7 +37,7 @@ import torch
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.rules import load_rules
-from spades_env.observation import O_PHASE, OBS_SIZE, STATE_VEC_SIZE
+from spades_env.observation import O_PHASE, OBS_SIZE, STATE_VEC_SIZE, score_clip_ok
 from training.checkpoint import save_checkpoint
 from training.config import ConfigError, config_to_dict, load_config
 from training.network import ActorCritic, masked_logits
@@ -103,6 +103,9 @@ class BCConfig:
     """Actor hidden layer sizes (PPO's ``hidden`` must match to start from this)."""
     critic_hidden: tuple[int, ...] = (256, 256)
     """Critic hidden layer sizes (saved untrained; PPO's ``critic_hidden`` must match)."""
+    score_clip: float | None = None
+    """Clip the network's two score inputs (score / target score) to ``[-score_clip,
+    score_clip]`` (``training.network``; recorded in the checkpoint). None: no clip."""
     epochs: int = 3
     """Passes over the data."""
     batch_size: int = 2048
@@ -128,6 +131,7 @@ class BCConfig:
             ("play_share", 0.0 <= self.play_share <= 1.0, "must be in [0, 1]"),
             ("soft_temperature", self.soft_temperature >= 0.0, "must be >= 0 (0: the one label)"),
             ("regret_coef", self.regret_coef >= 0.0, "must be >= 0 (0: cross-entropy only)"),
+            ("score_clip", score_clip_ok(self.score_clip), "must be a positive number or null"),
             ("regret_coef", self.regret_coef == 0 or self.soft_temperature > 0, "needs soft_temperature > 0 (the values)"),
             ("hidden", len(self.hidden) > 0 and min(self.hidden) > 0, "needs positive layer sizes"),
         ]
@@ -489,7 +493,7 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
         torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
-    model = ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, cfg.hidden, cfg.critic_hidden)
+    model = ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, cfg.hidden, cfg.critic_hidden, cfg.score_clip)
     if cfg.init_from:
         from training.resume import init_weights
 
@@ -555,7 +559,8 @@ def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
     if cfg.init_from:  # before hours of teacher data: the start must load
         from training.resume import init_weights
 
-        init_weights(ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, cfg.hidden, cfg.critic_hidden), cfg, cfg.init_from)
+        start = ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, cfg.hidden, cfg.critic_hidden, cfg.score_clip)
+        init_weights(start, cfg, cfg.init_from)
     if cfg.play_by:  # and so must the student
         from spades_env.arena import resolve_policy
 

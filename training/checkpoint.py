@@ -142,7 +142,9 @@ def build_model(meta: dict[str, Any]) -> ActorCritic:
     """An untrained network of the shapes recorded in ``meta``."""
     a = meta["arch"]
     obs_size, critic_size = OBS_SIZES[meta.get("obs_version", OBS_VERSION)]
-    return ActorCritic(obs_size, critic_size, NUM_ACTIONS, tuple(a["hidden"]), tuple(a["critic_hidden"]))
+    return ActorCritic(
+        obs_size, critic_size, NUM_ACTIONS, tuple(a["hidden"]), tuple(a["critic_hidden"]), a.get("score_clip")
+    )
 
 
 def load_weights(

@@ -139,7 +139,9 @@ class League:
             self.assign_roles(ended)
 
     def _new_net(self) -> ActorCritic:
-        return ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, self.cfg.hidden, self.cfg.critic_hidden)
+        return ActorCritic(
+            OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, self.cfg.hidden, self.cfg.critic_hidden, self.cfg.score_clip
+        )
 
     def snapshot(self, model: ActorCritic) -> None:
         """Add a frozen copy of ``model`` to the pool (the oldest leaves when it is full)."""

@@ -5,6 +5,11 @@ centralized critic that reads the full state (every hand) but never acts.
   probability is exactly 0, and the entropy is a sum over legal actions only.
 * critic: ``[obs of the acting seat, every seat's hand and discards relative to the acting
   seat] [N, 1187] -> [N, 2]``: the value of the acting seat's team and of the other team.
+* ``score_clip`` (optional, recorded in a checkpoint's ``arch``): both nets first clip the
+  input's two score entries (score / target score) to ``[-score_clip, score_clip]``, so that a
+  team thousands of points behind reads as one ``score_clip`` targets behind, a value training
+  reached, and not -40 (``spades_env.observation.score_clip_bounds``; the NumPy actor of
+  ``spades_env.checkpoint`` does the same).
 """
 
 from __future__ import annotations
@@ -12,12 +17,28 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from spades_env.observation import score_clip_bounds
+
 MASKED_LOGIT = -1.0e8
 """Logit of an illegal action: exp() of it underflows to exactly 0 after the softmax."""
 
 
-def mlp(sizes: list[int], out: int, out_gain: float) -> nn.Sequential:
-    """Linear+ReLU layers of ``sizes`` then a linear output (orthogonal init, as in CleanRL)."""
+class ClippedSequential(nn.Sequential):
+    """``nn.Sequential`` that first clips its input entry-wise to ``[lo, hi]`` (buffers that a
+    state dict does not save, so the weight names stay those of a plain ``nn.Sequential``)."""
+
+    def __init__(self, layers: list[nn.Module], lo: torch.Tensor, hi: torch.Tensor) -> None:
+        super().__init__(*layers)
+        self.register_buffer("lo", lo, persistent=False)
+        self.register_buffer("hi", hi, persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(torch.clamp(x, self.lo, self.hi))
+
+
+def mlp(sizes: list[int], out: int, out_gain: float, score_clip: float | None = None) -> nn.Sequential:
+    """Linear+ReLU layers of ``sizes`` then a linear output (orthogonal init, as in CleanRL);
+    with ``score_clip``, the input's score entries are clipped first (see the module doc)."""
     layers: list[nn.Module] = []
     for a, b in zip(sizes[:-1], sizes[1:], strict=True):
         lin = nn.Linear(a, b)
@@ -28,7 +49,10 @@ def mlp(sizes: list[int], out: int, out_gain: float) -> nn.Sequential:
     nn.init.orthogonal_(last.weight, out_gain)
     nn.init.zeros_(last.bias)
     layers.append(last)
-    return nn.Sequential(*layers)
+    if score_clip is None:
+        return nn.Sequential(*layers)
+    lo, hi = score_clip_bounds(sizes[0], score_clip)
+    return ClippedSequential(layers, torch.from_numpy(lo), torch.from_numpy(hi))
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -53,12 +77,14 @@ class ActorCritic(nn.Module):
         num_actions: int,
         hidden: tuple[int, ...] = (256, 256),
         critic_hidden: tuple[int, ...] = (256, 256),
+        score_clip: float | None = None,
     ) -> None:
         super().__init__()
         self.obs_size, self.critic_size, self.num_actions = obs_size, critic_size, num_actions
         self.hidden, self.critic_hidden = tuple(hidden), tuple(critic_hidden)
-        self.actor = mlp([obs_size, *hidden], num_actions, 0.01)
-        self.critic = mlp([critic_size, *critic_hidden], 2, 1.0)
+        self.score_clip = None if score_clip is None else float(score_clip)
+        self.actor = mlp([obs_size, *hidden], num_actions, 0.01, self.score_clip)
+        self.critic = mlp([critic_size, *critic_hidden], 2, 1.0, self.score_clip)
 
     def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Masked logits ``[N, 70]``."""
@@ -87,11 +113,15 @@ class ActorCritic(nn.Module):
         return logp.gather(-1, actions[:, None]).squeeze(-1), ent
 
     def arch(self) -> dict:
-        """The shapes that a checkpoint's metadata records to rebuild this network."""
-        return {
+        """The shapes that a checkpoint's metadata records to rebuild this network (and its
+        ``score_clip``, where it has one)."""
+        arch = {
             "obs_size": self.obs_size,
             "critic_size": self.critic_size,
             "num_actions": self.num_actions,
             "hidden": list(self.hidden),
             "critic_hidden": list(self.critic_hidden),
         }
+        if self.score_clip is not None:
+            arch["score_clip"] = self.score_clip
+        return arch

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from spades_env.core.rules import load_rules
+from spades_env.observation import score_clip_ok
 from training.config import load_config
 from training.rules_family import entry_label, load_entry, load_family, validate_family
 
@@ -92,6 +93,9 @@ class TrainConfig:
     """Actor hidden layer sizes."""
     critic_hidden: tuple[int, ...] = (256, 256)
     """Critic hidden layer sizes."""
+    score_clip: float | None = None
+    """Clip the network's two score inputs (score / target score) to ``[-score_clip,
+    score_clip]`` (``training.network``; recorded in the checkpoint). None: no clip."""
 
     pool_opponent_share: float = 0.2
     """Share of games whose other team is a frozen past snapshot of the learner."""
@@ -166,6 +170,8 @@ class TrainConfig:
             return "num_minibatches", "must divide num_envs * num_steps"
         if not self.hidden or not self.critic_hidden or min(self.hidden + self.critic_hidden) < 1:
             return "hidden", "layer sizes must be positive (at least one layer)"
+        if not score_clip_ok(self.score_clip):
+            return "score_clip", "must be a positive number or null"
         if self.policy_warmup_updates < 0:
             return "policy_warmup_updates", "must be 0 or more"
         if self.pool_size < 0:

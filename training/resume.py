@@ -94,6 +94,11 @@ def restore(tr: Trainer, path: str | Path) -> None:
         cfg.critic_hidden
     ):
         raise CheckpointError(f"{d / 'meta.json'}: network shapes {meta['arch']} differ from the config's")
+    if meta["arch"].get("score_clip") != cfg.score_clip:
+        raise CheckpointError(
+            f"{d / 'meta.json'}: score_clip {meta['arch'].get('score_clip')!r} differs from the "
+            f"config's {cfg.score_clip!r}"
+        )
     load_weights(tr.model, _read_tensors(d / "model.safetensors"), d / "model.safetensors")
     tensors, js = load_train_state(d)
     where = d / "train_state.safetensors"
