@@ -1,6 +1,6 @@
 """A policy's model-card rows, per rules preset: against L2, `blind` and L3, and with an L2 partner.
 
-    .venv/bin/python benchmarks/policy_report.py checkpoints/spades_family_v3 [--min-hands 1000]
+    .venv/bin/python benchmarks/policy_report.py checkpoints/spades_family_v4 [--min-hands 1000]
         [--rows vs_l2,vs_blind,l2_partner,vs_l3] [--presets tournament,house,no_blind]
         [--search search:samples=200] [--workers 2] [--out runs/policy_report]
 

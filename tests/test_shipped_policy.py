@@ -1,6 +1,6 @@
 """The shipped policies in checkpoints/: they load without training code paths of their own,
 play only legal actions, and beat the random baseline (the full evaluations are in their model
-cards). ``spades_ppo_v1`` (tournament rules, observation v1) and ``spades_family_v3`` (a family
+cards). ``spades_ppo_v1`` (tournament rules, observation v1) and ``spades_family_v4`` (a family
 of rules, observation v2, its lineage in its metadata)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from spades_env.observation import OBS_SIZE, OBS_VERSION, encode_observation  # 
 from training.checkpoint import load_checkpoint  # noqa: E402
 
 SHIPPED = ROOT / "checkpoints" / "spades_ppo_v1"
-FAMILY = ROOT / "checkpoints" / "spades_family_v3"
+FAMILY = ROOT / "checkpoints" / "spades_family_v4"
 RULES = {
     "tournament": load_rules("tournament"),
     "house": load_rules("house"),
@@ -82,8 +82,10 @@ def test_family_checkpoint_metadata_records_its_lineage():
     data_from = [Path(d).parent.name for d in meta["config"]["data_from"]]
     assert data_from == ["bc2", "bc3", "soft", "all2"]  # every L3 stage's labels, DAgger's included
     assert meta["config"]["soft_temperature"] > 0 and meta["config"]["regret_coef"] > 0  # values, and the regret term
-    assert meta["config"]["decisions"] == 0  # no data of its own: a fit on the earlier stages'
-    assert meta["bc"]["decisions"] > 3_000_000 and len(meta["bc"]["history"]) == meta["config"]["epochs"]
+    assert meta["config"]["play_by"].endswith("final/final")  # DAgger played by stage 7 (v3)
+    assert meta["config"]["decisions"] == 600_000  # its own L3 labels, fitted with the earlier stages'
+    assert meta["bc"]["decisions"] == 3_800_000 and len(meta["bc"]["history"]) == meta["config"]["epochs"]
+    assert meta["arch"]["score_clip"] == meta["config"]["score_clip"] == 2.0  # the clipped score inputs
     assert {"tournament", "house", "no_blind"} <= {r["name"] for r in meta["rules_family"]}
     assert (FAMILY / "MODEL_CARD.md").is_file()
     assert not (FAMILY / "train_state.safetensors").exists()
