@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from spades_env.core.rules import load_rules  # noqa: E402
-from spades_env.observation import OBS_SIZE, obs_bounds  # noqa: E402
+from spades_env.observation import O_SCORES, OBS_SIZE, obs_bounds  # noqa: E402
 from training.bc import fit, load_bc_config, run, teacher_chunk  # noqa: E402
 from training.checkpoint import CheckpointError, load_checkpoint  # noqa: E402
 from training.config import ConfigError  # noqa: E402
@@ -383,3 +383,45 @@ def test_card_play_regret_is_the_teachers_value_given_up():
     # row 0 gives up 3 points, row 1 none; row 2 is forced and row 3 is a bid: left out
     assert card_play_regret(model, obs, mask, values) == pytest.approx(1.5)
     assert np.isnan(card_play_regret(model, obs[2:], mask[2:], values[2:]))
+
+
+# ---- opponents: other players at the other team's seats ---------------------------------------------
+
+
+def test_opponents_play_the_other_team_and_every_decision_stays_labelled():
+    plain = teacher_chunk("tournament", "heuristic", 2400, 4, seed=5)
+    with_random = teacher_chunk("tournament", "heuristic", 2400, 4, seed=5, opponents=["random"], opponent_share=1.0)
+    np.testing.assert_array_equal(plain["obs"][:4], with_random["obs"][:4])  # the same deals
+    assert not np.array_equal(plain["obs"], with_random["obs"])  # other play
+    # every row is still the teacher's label: legal, and L2's own choice at that state
+    assert with_random["mask"][np.arange(2400), with_random["action"]].all()
+    # random bidders at the other team fall far behind (L2 against L2 does not)
+    assert with_random["obs"][:, O_SCORES : O_SCORES + 2].astype(np.float32).min() < -1.0
+    assert plain["obs"][:, O_SCORES : O_SCORES + 2].astype(np.float32).min() > -1.0
+    # share 0 is the plain chunk, bit for bit
+    none = teacher_chunk("tournament", "heuristic", 2400, 4, seed=5, opponents=["random"], opponent_share=0.0)
+    for k in plain:
+        np.testing.assert_array_equal(plain[k], none[k])
+
+
+def test_opponents_config_errors_name_the_key():
+    with pytest.raises(ConfigError, match="'opponents'"):
+        load_bc_config(BC, TINY + ["opponent_share=0.25"])  # no names
+    with pytest.raises(ConfigError, match="'opponents'"):
+        load_bc_config(BC, TINY + ["opponents=[nobot]", "opponent_share=0.25"])
+    with pytest.raises(ConfigError, match="'opponent_share'"):
+        load_bc_config(BC, TINY + ["opponents=[random]", "opponent_share=1.5"])
+    cfg = load_bc_config(BC, TINY + ["opponents=[random, greedy]", "opponent_share=0.25"])
+    assert cfg.opponents == ("random", "greedy") and cfg.opponent_share == 0.25
+
+
+def test_generate_passes_the_opponents_to_every_chunk(tmp_path):
+    from training.bc import generate
+
+    cfg = load_bc_config(BC, TINY + ["teacher=heuristic", "opponents=[random]", "opponent_share=0.5"])
+    data = generate(cfg, tmp_path)
+    assert len(data["action"]) == cfg.decisions and "values" not in data
+    want = teacher_chunk(cfg.rules, "heuristic", 1500, 16, cfg.seed * 1_000_003, None, "", 0.5, False, ["random"], 0.5)
+    np.testing.assert_array_equal(data["obs"][:1500], want["obs"])
+    again = generate(cfg, tmp_path)  # read back from the saved chunks
+    np.testing.assert_array_equal(again["obs"], data["obs"])

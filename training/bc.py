@@ -74,6 +74,14 @@ class BCConfig:
     data then holds the states a student reaches). Empty: the teacher plays every decision."""
     play_share: float = 0.5
     """Share of the decisions ``play_by`` plays (drawn per decision from the chunk's seed)."""
+    opponents: tuple[str, ...] = ()
+    """Bots names that play the other team (seats 1 and 3) in ``opponent_share`` of the game
+    slots, one name per slot in turn, every decision still labelled with the teacher's action:
+    the data then holds states against players unlike the teacher (random bidders whose team
+    falls thousands of points behind, say). Empty: none."""
+    opponent_share: float = 0.0
+    """Share of each chunk's ``num_envs`` game slots (rounded) whose other team ``opponents``
+    play, for the whole chunk."""
     soft_temperature: float = 0.0
     """0: imitate the teacher's action (cross-entropy on one label). > 0: imitate the
     teacher's values where it has them (L3's searched mean hand margins, in points): the
@@ -129,6 +137,8 @@ class BCConfig:
             ("learning_rate", self.learning_rate > 0, "must be > 0"),
             ("bidding_weight", self.bidding_weight > 0, "must be > 0"),
             ("play_share", 0.0 <= self.play_share <= 1.0, "must be in [0, 1]"),
+            ("opponent_share", 0.0 <= self.opponent_share <= 1.0, "must be in [0, 1]"),
+            ("opponents", bool(self.opponents) or self.opponent_share == 0, "needs a bots name when opponent_share > 0"),
             ("soft_temperature", self.soft_temperature >= 0.0, "must be >= 0 (0: the one label)"),
             ("regret_coef", self.regret_coef >= 0.0, "must be >= 0 (0: cross-entropy only)"),
             ("score_clip", score_clip_ok(self.score_clip), "must be a positive number or null"),
@@ -159,6 +169,11 @@ class BCConfig:
                 _make(self.play_by, seed=0, rules=load_rules(self.rules))
             except Exception as exc:  # noqa: BLE001
                 return "play_by", f"{exc} (a bots name, or a checkpoint path that run() loads)"
+        for name in self.opponents:
+            try:
+                make_policy(name, seed=0, rules=load_rules(self.rules))
+            except Exception as exc:  # noqa: BLE001
+                return "opponents", f"{name!r}: {exc}"
         if self.rules_family and parse_policy_name(self.teacher)[0] not in RULES_READING_TEACHERS:
             return "teacher", (
                 f"a rules_family needs a teacher that reads the rules from its observation "
@@ -196,13 +211,17 @@ def teacher_chunk(
     play_by: str = "",
     play_share: float = 0.5,
     values: bool = False,
+    opponents: tuple[str, ...] | list[str] = (),
+    opponent_share: float = 0.0,
 ) -> dict[str, np.ndarray]:
     """``n`` decisions of fresh games with every seat played by ``teacher``:
     ``obs`` float16 ``[n, OBS_SIZE]``, ``mask`` bool ``[n, 70]``, ``action`` int8 ``[n]``
     (the teacher's choice). ``rules_name`` is one rules, or a list (a ``rules_family``: one
     drawn per game). ``play_by``: a policy that plays ``play_share`` of the decisions instead
     (the recorded action is still the teacher's). ``values``: also ``values`` float16
-    ``[n, 70]``, the teacher's ``last_values`` per decision (NaN where it has none)."""
+    ``[n, 70]``, the teacher's ``last_values`` per decision (NaN where it has none).
+    ``opponents``: bots that play seats 1 and 3 of the first ``round(opponent_share *
+    num_envs)`` game slots (one name per slot in turn), their decisions labelled too."""
     from spades_env.bots import make_policy
     from spades_env.driver import seated_actions
     from spades_env.vector import VectorSpades
@@ -229,6 +248,15 @@ def teacher_chunk(
 
         student = resolve_policy(play_by, seed, rules)
         share_rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
+    opp_slots = np.arange(int(round(opponent_share * num_envs))) if opponents else np.zeros(0, dtype=np.int64)
+    if opp_slots.size:
+        from spades_env.arena import resolve_policy
+        from spades_env.arena.batched import decide
+
+        opp_pols = [
+            resolve_policy(opponents[i % len(opponents)], int(np.random.SeedSequence([seed, 2, i]).generate_state(1)[0]), rules)
+            for i in opp_slots
+        ]
     for t in range(steps):
         hands = eng.states[:, L.TOTAL_HANDS]
         if batched is not None:
@@ -258,15 +286,19 @@ def teacher_chunk(
         obs_t[rows].copy_(torch.from_numpy(res.obs))  # torch's float16 cast: 13x numpy's, the same bits
         mask[rows] = res.mask
         action[rows] = acts
+        played = acts
         if student is not None:
             played = acts.copy()
             take = share_rng.random(num_envs) < play_share
             if take.any():
                 idx = np.flatnonzero(take)
                 played[idx] = decide([student] * len(idx), res.obs[idx], res.mask[idx])
-            res = eng.step(played)
-        else:
-            res = eng.step(acts)
+        if opp_slots.size:
+            theirs = opp_slots[res.seat[opp_slots] % 2 == 1]  # the other team's seats to act
+            if theirs.size:
+                played = played.copy() if played is acts else played
+                played[theirs] = decide([opp_pols[i] for i in theirs], res.obs[theirs], res.mask[theirs])
+        res = eng.step(played)
     out = {"obs": obs[:n], "mask": mask[:n], "action": action[:n]}
     if vals is not None:
         out["values"] = vals[:n]
@@ -288,8 +320,12 @@ def generate(cfg: BCConfig, cache: str | Path | None = None) -> dict[str, np.nda
     rules, weights = (list(cfg.rules_family) or cfg.rules), (list(cfg.rules_weights) or None)
     student = (cfg.play_by, cfg.play_share) if cfg.play_by or cfg.soft_temperature > 0 else ()
     values = (True,) if cfg.soft_temperature > 0 else ()  # (old chunks' tasks keep their form)
+    opp: tuple = ()
+    if cfg.opponent_share > 0:  # every argument up to the opponents, in place
+        student, values = (cfg.play_by, cfg.play_share), (cfg.soft_temperature > 0,)
+        opp = (list(cfg.opponents), cfg.opponent_share)
     tasks = [
-        (rules, cfg.teacher, n, cfg.num_envs, cfg.seed * 1_000_003 + k, weights, *student, *values)
+        (rules, cfg.teacher, n, cfg.num_envs, cfg.seed * 1_000_003 + k, weights, *student, *values, *opp)
         for k, n in enumerate(sizes)
     ]
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
@@ -303,7 +339,7 @@ def generate(cfg: BCConfig, cache: str | Path | None = None) -> dict[str, np.nda
         "mask": np.empty((cfg.decisions, NUM_ACTIONS), dtype=np.bool_),
         "action": np.empty(cfg.decisions, dtype=np.int8),
     }
-    if values:
+    if cfg.soft_temperature > 0:
         data["values"] = np.empty((cfg.decisions, NUM_ACTIONS), dtype=np.float16)
     folder = Path(cache) if cache is not None else None
     if folder is not None:
