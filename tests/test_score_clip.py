@@ -16,13 +16,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
 from spades_env.checkpoint import CheckpointError, load_actor, load_meta, load_policy  # noqa: E402
-from spades_env.core.game import SpadesGame  # noqa: E402
-from spades_env.core.rules import load_rules  # noqa: E402
 from spades_env.observation import (  # noqa: E402
     OBS_SIZE,
     SLICES,
     STATE_VEC_SIZE,
-    encode_observation,
     score_clip_bounds,
     score_clip_ok,
 )
@@ -38,20 +35,10 @@ SC = SLICES["scores"]
 
 
 def _observations(n: int = 40, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    """Observations and masks of the seat to act along a random house-rules game."""
-    game = SpadesGame(load_rules("house"), seed=seed)
-    rng = np.random.default_rng(seed)
-    obs, masks = [], []
-    buf = np.zeros(OBS_SIZE, dtype=np.float32)
-    while len(obs) < n:
-        if game.is_hand_over:
-            game.next_hand()
-            continue
-        encode_observation(game.state, game.params, game.current_player, buf)
-        obs.append(buf.copy())
-        masks.append(game.legal_mask())
-        game.apply(int(rng.choice(game.legal_actions())))
-    return np.array(obs), np.array(masks)
+    """Observations and masks of the seat to act along a random game."""
+    from test_checkpoint import _game_observations  # tests/ is on sys.path under pytest
+
+    return _game_observations(n, seed)
 
 
 def _with_scores(obs: np.ndarray, own: float, other: float) -> np.ndarray:
