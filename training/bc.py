@@ -75,7 +75,7 @@ class BCConfig:
     play_share: float = 0.5
     """Share of the decisions ``play_by`` plays (drawn per decision from the chunk's seed)."""
     opponents: tuple[str, ...] = ()
-    """Bots names that play the other team (seats 1 and 3) in ``opponent_share`` of the game
+    """Policies (bots names or checkpoint paths) that play the other team (seats 1 and 3) in ``opponent_share`` of the game
     slots, one name per slot in turn, every decision still labelled with the teacher's action:
     the data then holds states against players unlike the teacher (random bidders whose team
     falls thousands of points behind, say). Empty: none."""
@@ -141,8 +141,8 @@ class BCConfig:
             ("opponents", bool(self.opponents) or self.opponent_share == 0, "needs a bots name when opponent_share > 0"),
             ("soft_temperature", self.soft_temperature >= 0.0, "must be >= 0 (0: the one label)"),
             ("regret_coef", self.regret_coef >= 0.0, "must be >= 0 (0: cross-entropy only)"),
-            ("score_clip", score_clip_ok(self.score_clip), "must be a positive number or null"),
             ("regret_coef", self.regret_coef == 0 or self.soft_temperature > 0, "needs soft_temperature > 0 (the values)"),
+            ("score_clip", score_clip_ok(self.score_clip), "must be a positive number or null"),
             ("hidden", len(self.hidden) > 0 and min(self.hidden) > 0, "needs positive layer sizes"),
         ]
         for name, ok, why in checks:
@@ -161,19 +161,14 @@ class BCConfig:
             make_policy(self.teacher, seed=0, rules=load_rules(self.rules))
         except Exception as exc:  # noqa: BLE001
             return "teacher", str(exc)
-        if self.play_by and "/" not in self.play_by and not Path(self.play_by).exists():  # a bots name
-            # (a checkpoint path, perhaps of a stage not run yet, is checked by run())
-            from spades_env.bots import make_policy as _make
-
-            try:
-                _make(self.play_by, seed=0, rules=load_rules(self.rules))
-            except Exception as exc:  # noqa: BLE001
-                return "play_by", f"{exc} (a bots name, or a checkpoint path that run() loads)"
-        for name in self.opponents:
+        players = [("play_by", self.play_by)] if self.play_by else []
+        for key, name in players + [("opponents", name) for name in self.opponents]:
+            if "/" in name or Path(name).exists():  # a checkpoint path, perhaps of a stage not
+                continue  # run yet: run() checks that it loads
             try:
                 make_policy(name, seed=0, rules=load_rules(self.rules))
             except Exception as exc:  # noqa: BLE001
-                return "opponents", f"{name!r}: {exc}"
+                return key, f"{name!r}: {exc} (a bots name, or a checkpoint path that run() loads)"
         if self.rules_family and parse_policy_name(self.teacher)[0] not in RULES_READING_TEACHERS:
             return "teacher", (
                 f"a rules_family needs a teacher that reads the rules from its observation "
@@ -242,21 +237,17 @@ def teacher_chunk(
     acts = np.zeros(num_envs, dtype=np.int64)
     batched = BATCHED_TEACHERS.get(teacher)  # compiled bots decide for every game at once
     student = None
-    if play_by:
+    opp_slots = np.arange(int(round(opponent_share * num_envs)) if opponents else 0)
+    if play_by or opp_slots.size:
         from spades_env.arena import resolve_policy
         from spades_env.arena.batched import decide
-
+    if play_by:
         student = resolve_policy(play_by, seed, rules)
         share_rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
-    opp_slots = np.arange(int(round(opponent_share * num_envs))) if opponents else np.zeros(0, dtype=np.int64)
-    if opp_slots.size:
-        from spades_env.arena import resolve_policy
-        from spades_env.arena.batched import decide
-
-        opp_pols = [
-            resolve_policy(opponents[i % len(opponents)], int(np.random.SeedSequence([seed, 2, i]).generate_state(1)[0]), rules)
-            for i in opp_slots
-        ]
+    opp_pols = [
+        resolve_policy(opponents[i % len(opponents)], int(np.random.SeedSequence([seed, 2, i]).generate_state(1)[0]), rules)
+        for i in opp_slots
+    ]
     for t in range(steps):
         hands = eng.states[:, L.TOTAL_HANDS]
         if batched is not None:
@@ -286,18 +277,15 @@ def teacher_chunk(
         obs_t[rows].copy_(torch.from_numpy(res.obs))  # torch's float16 cast: 13x numpy's, the same bits
         mask[rows] = res.mask
         action[rows] = acts
-        played = acts
+        played = acts.copy()  # what the seats play; the label stays the teacher's
         if student is not None:
-            played = acts.copy()
             take = share_rng.random(num_envs) < play_share
             if take.any():
                 idx = np.flatnonzero(take)
                 played[idx] = decide([student] * len(idx), res.obs[idx], res.mask[idx])
-        if opp_slots.size:
-            theirs = opp_slots[res.seat[opp_slots] % 2 == 1]  # the other team's seats to act
-            if theirs.size:
-                played = played.copy() if played is acts else played
-                played[theirs] = decide([opp_pols[i] for i in theirs], res.obs[theirs], res.mask[theirs])
+        theirs = opp_slots[res.seat[opp_slots] % 2 == 1]  # the other team's seats to act
+        if theirs.size:
+            played[theirs] = decide([opp_pols[i] for i in theirs], res.obs[theirs], res.mask[theirs])
         res = eng.step(played)
     out = {"obs": obs[:n], "mask": mask[:n], "action": action[:n]}
     if vals is not None:
@@ -597,10 +585,11 @@ def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
 
         start = ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, cfg.hidden, cfg.critic_hidden, cfg.score_clip)
         init_weights(start, cfg, cfg.init_from)
-    if cfg.play_by:  # and so must the student
+    if cfg.play_by or cfg.opponents:  # and so must the student and the opponents
         from spades_env.arena import resolve_policy
 
-        resolve_policy(cfg.play_by, 0, load_rules(cfg.rules))
+        for name in [n for n in (cfg.play_by, *cfg.opponents) if n]:
+            resolve_policy(name, 0, load_rules(cfg.rules))
     if cfg.decisions == 0 and not cfg.data_from:
         raise ConfigError("decisions is 0 and data_from is empty: no data to fit")
     for folder in cfg.data_from:  # before hours of teacher data: the earlier data must be there
