@@ -386,8 +386,6 @@ def test_card_play_regret_is_the_teachers_value_given_up():
 
 
 # ---- opponents: other players at the other team's seats ---------------------------------------------
-
-
 def test_opponents_play_the_other_team_and_every_decision_stays_labelled():
     plain = teacher_chunk("tournament", "heuristic", 2400, 4, seed=5)
     with_random = teacher_chunk("tournament", "heuristic", 2400, 4, seed=5, opponents=["random"], opponent_share=1.0)
