@@ -60,11 +60,22 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(mask.bool(), logits, torch.full_like(logits, MASKED_LOGIT))
 
 
+def masked_entropy_of(logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Entropy from masked log-probabilities, summed over legal actions only: ``[N]``."""
+    return -(torch.where(mask.bool(), logp.exp() * logp, torch.zeros_like(logp))).sum(-1)
+
+
 def masked_entropy(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Entropy of the masked softmax, summed over legal actions only: ``[N]``."""
+    return masked_entropy_of(torch.log_softmax(masked_logits(logits, mask), dim=-1), mask)
+
+
+def masked_kl(logp_p: torch.Tensor, logp_q: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``KL(p || q)`` of two masked policies given as log-probabilities, summed over legal
+    actions only: ``[N]``."""
     legal = mask.bool()
-    logp = torch.log_softmax(masked_logits(logits, mask), dim=-1)
-    return -(torch.where(legal, logp.exp() * logp, torch.zeros_like(logp))).sum(-1)
+    diff = torch.where(legal, logp_p - logp_q, torch.zeros_like(logp_p))
+    return (torch.where(legal, logp_p.exp(), torch.zeros_like(logp_p)) * diff).sum(-1)
 
 
 class ActorCritic(nn.Module):
@@ -102,15 +113,17 @@ class ActorCritic(nn.Module):
         actions = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
         return actions, logp.gather(-1, actions[:, None]).squeeze(-1)
 
+    def log_probs(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities of every action under the masked policy, ``[N, 70]`` (illegal
+        actions: about ``MASKED_LOGIT``, probability exactly 0)."""
+        return torch.log_softmax(self.logits(obs, mask), dim=-1)
+
     def evaluate(
         self, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Log-probabilities of ``actions`` and the masked entropy, both ``[N]``."""
-        raw = self.actor(obs)
-        logp = torch.log_softmax(masked_logits(raw, mask), dim=-1)
-        legal = mask.bool()
-        ent = -(torch.where(legal, logp.exp() * logp, torch.zeros_like(logp))).sum(-1)
-        return logp.gather(-1, actions[:, None]).squeeze(-1), ent
+        logp = self.log_probs(obs, mask)
+        return logp.gather(-1, actions[:, None]).squeeze(-1), masked_entropy_of(logp, mask)
 
     def arch(self) -> dict:
         """The shapes that a checkpoint's metadata records to rebuild this network (and its

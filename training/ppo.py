@@ -34,7 +34,10 @@ How it works
   scripted bots as opponents and as partners, by the ``*_share`` knobs.
 * **Warm start.** ``init_from`` loads a checkpoint's weights (e.g. a behaviour-cloned
   policy from :mod:`training.bc`); ``policy_warmup_updates`` then trains only the critic for
-  that many updates, so an untrained critic does not push the policy around.
+  that many updates, so an untrained critic does not push the policy around. With
+  ``anchor_coef`` the loss adds that coefficient times ``KL(anchor || policy)`` at the learner's
+  decisions, the anchor being the ``init_from`` policy, frozen (its log-probabilities recorded
+  during the rollout): fine-tuning improves on the imitation without forgetting it.
 * **Masking.** Illegal actions get a logit of -1e8 (probability exactly 0) and the entropy is
   summed over legal actions only (:mod:`training.network`).
 * **Exact resume** (:mod:`training.resume`): resuming from the checkpoint of update ``k`` and
@@ -70,7 +73,7 @@ from training.config import ConfigError, config_to_dict
 from training.evaluate import eval_scalars
 from training.evaluate import evaluate as _evaluate
 from training.league import LEARNER, POOL, SCRIPTED, League, ScriptedSeats
-from training.network import ActorCritic
+from training.network import ActorCritic, masked_entropy_of, masked_kl
 from training.plots import plot_history
 from training.ppo_config import TrainConfig, load_train_config
 
@@ -137,6 +140,14 @@ class Trainer:
             _resume.init_weights(self.model, cfg, cfg.init_from)
         if resume is not None:
             self.restore(resume)
+        self.anchor: ActorCritic | None = None
+        """The frozen ``init_from`` policy that ``anchor_coef`` holds the run near."""
+        if cfg.anchor_coef > 0:
+            self.anchor = ActorCritic(
+                OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, cfg.hidden, cfg.critic_hidden, cfg.score_clip
+            )
+            _resume.init_weights(self.anchor, cfg, cfg.init_from)
+            self.anchor.requires_grad_(False)
         T = cfg.num_steps
         self.buf_obs = np.zeros((T, B, OBS_SIZE), dtype=np.float32)
         self.buf_hidden = np.zeros((T, B, STATE_VEC_SIZE - OBS_SIZE), dtype=np.uint8)
@@ -148,6 +159,8 @@ class Trainer:
         self.buf_value = np.zeros((T, B, 2), dtype=np.float32)
         self.buf_reward = np.zeros((T, B, 2), dtype=np.float32)
         self.buf_done = np.zeros((T, B), dtype=np.bool_)
+        # the anchor's log-probabilities of every action at the learner's decisions
+        self.buf_anchor = np.zeros((T, B, NUM_ACTIONS) if self.anchor else (0,), dtype=np.float32)
         self._sv = np.zeros((B, STATE_VEC_SIZE), dtype=np.float32)
         self.ep_stats: dict[str, list[float]] = {}
 
@@ -195,6 +208,8 @@ class Trainer:
             a, lp = self.model.act(obs_t[li], mask_t[li], self.gen)
             actions[li] = a.numpy()
             self.buf_logp[t, li] = lp.numpy()
+            if self.anchor is not None:
+                self.buf_anchor[t, li] = self.anchor.log_probs(obs_t[li], mask_t[li]).numpy()
         self.league.act(kind, seat, obs, mask, obs_t, mask_t, e.states, self.gen, actions)
         self.buf_action[t] = actions
         return actions
@@ -281,9 +296,10 @@ class Trainer:
         learner = torch.from_numpy(self.buf_learner.reshape(N))
         adv = torch.from_numpy(adv_pi.reshape(N))
         returns = torch.from_numpy(ret.reshape(N, 2))
+        anchor = torch.from_numpy(self.buf_anchor.reshape(N, -1)) if self.anchor is not None else None
         mb_size = N // cfg.num_minibatches
         stats: dict[str, list[float]] = {
-            k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac")
+            k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac", "anchor_kl")
         }
         for _epoch in range(cfg.update_epochs):
             perm = torch.randperm(N, generator=self.gen)
@@ -295,7 +311,9 @@ class Trainer:
                 v_loss = 0.5 * ((self.model.value(crit) - returns[mb]) ** 2).mean()
                 loss = cfg.vf_coef * v_loss
                 if lmb.numel() and self.update >= cfg.policy_warmup_updates:
-                    logp, ent = self.model.evaluate(obs[lmb], mask[lmb], actions[lmb])
+                    logp_all = self.model.log_probs(obs[lmb], mask[lmb])
+                    logp = logp_all.gather(-1, actions[lmb, None]).squeeze(-1)
+                    ent = masked_entropy_of(logp_all, mask[lmb])
                     logratio = logp - old_logp[lmb]
                     ratio = logratio.exp()
                     a = adv[lmb]
@@ -304,6 +322,10 @@ class Trainer:
                     pg = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
                     entropy = ent.mean()
                     loss = loss + pg - cfg.ent_coef * entropy
+                    if anchor is not None:
+                        anchor_kl = masked_kl(anchor[lmb], logp_all, mask[lmb]).mean()
+                        loss = loss + cfg.anchor_coef * anchor_kl
+                        stats["anchor_kl"].append(anchor_kl.item())
                     with torch.no_grad():
                         approx_kl = ((ratio - 1) - logratio).mean().item()
                         stats["approx_kl"].append(approx_kl)

@@ -85,6 +85,10 @@ class TrainConfig:
     policy_warmup_updates: int = 0
     """Updates at the start that train only the critic (the policy stays as initialized), so
     that a warm-started policy is not pushed around by an untrained critic."""
+    anchor_coef: float = 0.0
+    """Weight of a KL penalty, ``KL(anchor || policy)`` over the legal actions of every learner
+    decision, that holds the policy near the ``init_from`` policy (the anchor, frozen; e.g. the
+    imitation of L3) while PPO fine-tunes it. 0: no anchor. Needs ``init_from``."""
     deterministic: bool = False
     """How the saved checkpoints play as a Policy (arena, CLI): the most likely legal action
     (true) or a sample from the masked policy (false). Training always samples."""
@@ -172,6 +176,10 @@ class TrainConfig:
             return "hidden", "layer sizes must be positive (at least one layer)"
         if not score_clip_ok(self.score_clip):
             return "score_clip", "must be a positive number or null"
+        if not self.anchor_coef >= 0 or self.anchor_coef == float("inf"):
+            return "anchor_coef", "must be a finite number, 0 or more"
+        if self.anchor_coef > 0 and not self.init_from:
+            return "anchor_coef", "needs init_from (the policy the penalty holds the run near)"
         if self.policy_warmup_updates < 0:
             return "policy_warmup_updates", "must be 0 or more"
         if self.pool_size < 0:

@@ -1,0 +1,100 @@
+"""PPO's KL anchor (``anchor_coef``): the masked KL by hand, the config errors, the anchor's
+log-probabilities recorded at the learner's decisions, the policy held near ``init_from``, and
+exact resume with the anchor on."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("safetensors")
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # training/ is a top-level package of the source tree
+    sys.path.insert(0, str(ROOT))
+
+from training.config import ConfigError  # noqa: E402
+from training.network import masked_kl  # noqa: E402
+from training.ppo import load_train_config, train  # noqa: E402
+
+SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
+FAST = ["tensorboard=false", "eval_boards=0", "progress=false"]
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    torch.set_num_threads(1)
+
+
+def test_masked_kl_by_hand():
+    mask = torch.tensor([[1, 1, 0], [1, 1, 1]])
+    p = torch.log(torch.tensor([[0.5, 0.5, 1e-30], [0.2, 0.3, 0.5]]))
+    q = torch.log(torch.tensor([[0.25, 0.75, 1e-30], [0.2, 0.3, 0.5]]))
+    p[0, 2] = q[0, 2] = -1e8  # an illegal action, as the network's masked logits give it
+    kl = masked_kl(p, q, mask)
+    want = 0.5 * math.log(0.5 / 0.25) + 0.5 * math.log(0.5 / 0.75)
+    assert kl[0].item() == pytest.approx(want, rel=1e-6)
+    assert kl[1].item() == pytest.approx(0.0, abs=1e-7)
+    assert (masked_kl(q, p, mask)[0] - kl[0]).abs().item() > 1e-3  # not symmetric
+
+
+def test_anchor_config_errors():
+    with pytest.raises(ConfigError, match="'anchor_coef'.*init_from"):
+        load_train_config(SMOKE, ["anchor_coef=0.5"])
+    with pytest.raises(ConfigError, match="'anchor_coef'.*0 or more"):
+        load_train_config(SMOKE, ["anchor_coef=-1", "init_from=x"])
+    with pytest.raises(ConfigError, match="'anchor_coef'"):
+        load_train_config(SMOKE, ["anchor_coef=.nan", "init_from=x"])
+
+
+@pytest.fixture(scope="module")
+def start(tmp_path_factory):
+    """A checkpoint to fine-tune from: the smoke config's run."""
+    run = tmp_path_factory.mktemp("anchor_start")
+    train(load_train_config(SMOKE, FAST), run)
+    return run / "final"
+
+
+def test_anchor_holds_the_policy_near_init_from(start, tmp_path):
+    from training.checkpoint import load_checkpoint
+
+    ref = {k: v.clone() for k, v in load_checkpoint(start)[0].actor.state_dict().items()}
+    ov = [*FAST, f"init_from={start}", "total_decisions=4096", "learning_rate=0.003", "target_kl=0"]
+    free = train(load_train_config(SMOKE, ov), tmp_path / "free")
+    held = train(load_train_config(SMOKE, [*ov, "anchor_coef=50"]), tmp_path / "held")
+    assert free.anchor is None and held.anchor is not None
+    # the anchor is the init_from actor, frozen
+    for k, v in held.anchor.actor.state_dict().items():
+        assert torch.equal(v, ref[k]), k
+    assert not any(p.requires_grad for p in held.anchor.parameters())
+    # its log-probabilities were recorded at the learner's decisions of the last rollout
+    li = held.buf_learner
+    assert li.any()
+    obs = torch.from_numpy(held.buf_obs[li])
+    mask = torch.from_numpy(held.buf_mask[li])
+    with torch.no_grad():
+        want = held.anchor.log_probs(obs, mask).numpy()
+    legal = held.buf_mask[li].astype(bool)  # (rounding: the rollout's batches were other rows)
+    assert np.allclose(held.buf_anchor[li][legal], want[legal], atol=1e-5)
+    assert np.all(held.buf_anchor[li][~legal] < -1e7)
+    # the same run without the anchor drifted much further from it (Adam moves every weight
+    # either way: the policies are compared, on the held run's last learner states)
+    with torch.no_grad():
+        kl_free = masked_kl(torch.from_numpy(want), free.model.log_probs(obs, mask), mask).mean()
+        kl_held = masked_kl(torch.from_numpy(want), held.model.log_probs(obs, mask), mask).mean()
+    assert kl_held < 0.25 * kl_free, (kl_held, kl_free)
+
+
+def test_anchor_resume_is_exact(start, tmp_path):
+    ov = [*FAST, f"init_from={start}", "anchor_coef=1", "total_decisions=2048", "checkpoint_every=1"]
+    cfg = load_train_config(SMOKE, ov)
+    full = train(cfg, tmp_path / "full")
+    train(cfg, tmp_path / "half", stop_update=2)
+    resumed = train(cfg, tmp_path / "resumed", resume=tmp_path / "half" / "checkpoints" / "ckpt_000002")
+    for k, v in full.model.state_dict().items():
+        assert torch.equal(resumed.model.state_dict()[k], v), k
