@@ -1,6 +1,7 @@
-"""PPO's KL anchor (``anchor_coef``): the masked KL by hand, the config errors, the anchor's
-log-probabilities recorded at the learner's decisions, the policy held near ``init_from``, and
-exact resume with the anchor on."""
+"""PPO's KL anchor (``anchor_coef``) and sharpened start (``init_logit_scale``): the masked KL
+by hand, the config errors, the anchor's log-probabilities recorded at the learner's decisions,
+the policy held near ``init_from``, exact resume with the anchor on, the scaled logits keeping
+every argmax."""
 
 from __future__ import annotations
 
@@ -98,3 +99,34 @@ def test_anchor_resume_is_exact(start, tmp_path):
     resumed = train(cfg, tmp_path / "resumed", resume=tmp_path / "half" / "checkpoints" / "ckpt_000002")
     for k, v in full.model.state_dict().items():
         assert torch.equal(resumed.model.state_dict()[k], v), k
+
+
+def test_init_logit_scale_sharpens_and_keeps_the_argmax(start, tmp_path):
+    from training.checkpoint import load_checkpoint
+    from training.ppo import Trainer
+
+    base = load_checkpoint(start)[0]
+    ov = [*FAST, f"init_from={start}", "init_logit_scale=3", "anchor_coef=1"]
+    tr = Trainer(load_train_config(SMOKE, ov), tmp_path / "sharp")
+    obs = torch.from_numpy(tr.engine._obs.copy())
+    mask = torch.from_numpy(tr.engine._mask.copy())
+    with torch.no_grad():
+        raw0, raw = base.actor(obs), tr.model.actor(obs)
+        assert torch.allclose(raw, 3 * raw0, atol=1e-5)
+        assert torch.allclose(tr.anchor.actor(obs), raw)  # the anchor is the sharpened start
+        lp0, lp = base.log_probs(obs, mask), tr.model.log_probs(obs, mask)
+    assert torch.equal(lp0.argmax(-1), lp.argmax(-1))
+    legal = mask.bool()
+    ent = lambda x: -(torch.where(legal, x.exp() * x, torch.zeros_like(x))).sum(-1)  # noqa: E731
+    assert (ent(lp) <= ent(lp0) + 1e-6).all() and ent(lp).mean() < ent(lp0).mean()
+    # the critic is not touched
+    for k, v in base.critic.state_dict().items():
+        assert torch.equal(tr.model.critic.state_dict()[k], v), k
+
+
+def test_init_logit_scale_config_errors():
+    with pytest.raises(ConfigError, match="'init_logit_scale'.*init_from"):
+        load_train_config(SMOKE, ["init_logit_scale=2"])
+    for bad in ("0", "-1", ".inf"):
+        with pytest.raises(ConfigError, match="'init_logit_scale'.*positive"):
+            load_train_config(SMOKE, [f"init_logit_scale={bad}", "init_from=x"])

@@ -38,6 +38,8 @@ How it works
   ``anchor_coef`` the loss adds that coefficient times ``KL(anchor || policy)`` at the learner's
   decisions, the anchor being the ``init_from`` policy, frozen (its log-probabilities recorded
   during the rollout): fine-tuning improves on the imitation without forgetting it.
+  ``init_logit_scale`` sharpens the started policy (its logits times the scale, the argmax
+  kept), so that the player PPO samples and improves is close to the deterministic one.
 * **Masking.** Illegal actions get a logit of -1e8 (probability exactly 0) and the entropy is
   summed over legal actions only (:mod:`training.network`).
 * **Exact resume** (:mod:`training.resume`): resuming from the checkpoint of update ``k`` and
@@ -92,6 +94,15 @@ def numba_workqueue() -> None:
             numba.config.THREADING_LAYER = layer
 
 
+@torch.no_grad()
+def scale_logits(model: ActorCritic, scale: float) -> None:
+    """Multiply the actor's output layer by ``scale``: every logit scaled, the argmax kept."""
+    if scale != 1.0:
+        last = model.actor[-1]
+        last.weight.mul_(scale)
+        last.bias.mul_(scale)
+
+
 def _rotation(num_seats: int) -> np.ndarray:
     """``perm[seat, k]``: absolute seat that is ``k`` seats to the left of ``seat``."""
     perm = np.tile(np.arange(4), (4, 1))
@@ -138,6 +149,7 @@ class Trainer:
         self.league.assign_roles(np.arange(B))
         if cfg.init_from and resume is None:
             _resume.init_weights(self.model, cfg, cfg.init_from)
+            scale_logits(self.model, cfg.init_logit_scale)
         if resume is not None:
             self.restore(resume)
         self.anchor: ActorCritic | None = None
@@ -147,6 +159,7 @@ class Trainer:
                 OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, cfg.hidden, cfg.critic_hidden, cfg.score_clip
             )
             _resume.init_weights(self.anchor, cfg, cfg.init_from)
+            scale_logits(self.anchor, cfg.init_logit_scale)
             self.anchor.requires_grad_(False)
         T = cfg.num_steps
         self.buf_obs = np.zeros((T, B, OBS_SIZE), dtype=np.float32)
@@ -510,6 +523,7 @@ __all__ = [
     "load_train_config",
     "main",
     "numba_workqueue",
+    "scale_logits",
     "plot_history",
     "train",
 ]

@@ -85,6 +85,12 @@ class TrainConfig:
     policy_warmup_updates: int = 0
     """Updates at the start that train only the critic (the policy stays as initialized), so
     that a warm-started policy is not pushed around by an untrained critic."""
+    init_logit_scale: float = 1.0
+    """Multiply the ``init_from`` actor's output layer (weights and bias, so every logit) by
+    this at the start of the run, e.g. 3: the same most likely action everywhere, a sharper
+    policy to sample from. A behaviour-cloned policy fitted to soft targets samples far worse
+    than its deterministic play; PPO then improves the noisy player, whose best bids differ
+    (more Nil), not the one that is shipped. The anchor (``anchor_coef``) is scaled too."""
     anchor_coef: float = 0.0
     """Weight of a KL penalty, ``KL(anchor || policy)`` over the legal actions of every learner
     decision, that holds the policy near the ``init_from`` policy (the anchor, frozen; e.g. the
@@ -176,6 +182,10 @@ class TrainConfig:
             return "hidden", "layer sizes must be positive (at least one layer)"
         if not score_clip_ok(self.score_clip):
             return "score_clip", "must be a positive number or null"
+        if not 0 < self.init_logit_scale < float("inf"):
+            return "init_logit_scale", "must be a positive finite number"
+        if self.init_logit_scale != 1.0 and not self.init_from:
+            return "init_logit_scale", "needs init_from (the policy whose logits it scales)"
         if not self.anchor_coef >= 0 or self.anchor_coef == float("inf"):
             return "anchor_coef", "must be a finite number, 0 or more"
         if self.anchor_coef > 0 and not self.init_from:
