@@ -130,3 +130,10 @@ def test_init_logit_scale_config_errors():
     for bad in ("0", "-1", ".inf"):
         with pytest.raises(ConfigError, match="'init_logit_scale'.*positive"):
             load_train_config(SMOKE, [f"init_logit_scale={bad}", "init_from=x"])
+
+
+def test_finetune_config_loads():
+    cfg = load_train_config(ROOT / "configs" / "train" / "finetune_anchor.yaml")
+    assert cfg.anchor_coef == 0.5 and cfg.init_logit_scale == 3.0
+    assert cfg.init_from == "checkpoints/spades_family_v4" and (ROOT / cfg.init_from / "meta.json").is_file()
+    assert cfg.pool_opponent_share == 0.0 and cfg.scripted_opponent_share == 1.0 and cfg.score_clip == 2.0
