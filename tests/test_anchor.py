@@ -6,8 +6,6 @@ every argmax."""
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,21 +13,13 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # training/ is a top-level package of the source tree
-    sys.path.insert(0, str(ROOT))
+# test_training puts the source tree on sys.path (training/ is a top-level package of it) and
+# has the smoke config, the fast overrides and the one-thread fixture
+from test_training import FAST, ROOT, SMOKE, _one_thread  # noqa: E402, F401
 
 from training.config import ConfigError  # noqa: E402
 from training.network import masked_kl  # noqa: E402
 from training.ppo import load_train_config, train  # noqa: E402
-
-SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
-FAST = ["tensorboard=false", "eval_boards=0", "progress=false"]
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
 
 
 def test_masked_kl_by_hand():
