@@ -523,7 +523,7 @@ __all__ = [
     "load_train_config",
     "main",
     "numba_workqueue",
-    "scale_logits",
     "plot_history",
+    "scale_logits",
     "train",
 ]
