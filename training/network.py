@@ -120,10 +120,11 @@ class ActorCritic(nn.Module):
 
     def evaluate(
         self, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Log-probabilities of ``actions`` and the masked entropy, both ``[N]``."""
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Log-probabilities of ``actions`` and the masked entropy, both ``[N]``, and the
+        log-probabilities of every action, ``[N, 70]`` (:meth:`log_probs`)."""
         logp = self.log_probs(obs, mask)
-        return logp.gather(-1, actions[:, None]).squeeze(-1), masked_entropy_of(logp, mask)
+        return logp.gather(-1, actions[:, None]).squeeze(-1), masked_entropy_of(logp, mask), logp
 
     def arch(self) -> dict:
         """The shapes that a checkpoint's metadata records to rebuild this network (and its

@@ -75,7 +75,7 @@ from training.config import ConfigError, config_to_dict
 from training.evaluate import eval_scalars
 from training.evaluate import evaluate as _evaluate
 from training.league import LEARNER, POOL, SCRIPTED, League, ScriptedSeats
-from training.network import ActorCritic, masked_entropy_of, masked_kl
+from training.network import ActorCritic, masked_kl
 from training.plots import plot_history
 from training.ppo_config import TrainConfig, load_train_config
 
@@ -221,7 +221,8 @@ class Trainer:
             a, lp = self.model.act(obs_t[li], mask_t[li], self.gen)
             actions[li] = a.numpy()
             self.buf_logp[t, li] = lp.numpy()
-            if self.anchor is not None:
+            if self.anchor is not None and self.update >= self.cfg.policy_warmup_updates:
+                # (during the critic-only warm-up the update does not read them)
                 self.buf_anchor[t, li] = self.anchor.log_probs(obs_t[li], mask_t[li]).numpy()
         self.league.act(kind, seat, obs, mask, obs_t, mask_t, e.states, self.gen, actions)
         self.buf_action[t] = actions
@@ -324,9 +325,7 @@ class Trainer:
                 v_loss = 0.5 * ((self.model.value(crit) - returns[mb]) ** 2).mean()
                 loss = cfg.vf_coef * v_loss
                 if lmb.numel() and self.update >= cfg.policy_warmup_updates:
-                    logp_all = self.model.log_probs(obs[lmb], mask[lmb])
-                    logp = logp_all.gather(-1, actions[lmb, None]).squeeze(-1)
-                    ent = masked_entropy_of(logp_all, mask[lmb])
+                    logp, ent, logp_all = self.model.evaluate(obs[lmb], mask[lmb], actions[lmb])
                     logratio = logp - old_logp[lmb]
                     ratio = logratio.exp()
                     a = adv[lmb]
