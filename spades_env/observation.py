@@ -59,7 +59,7 @@ from spades_env.core.engine import (
     seat_after,
     trick_winner,
 )
-from spades_env.core.jit import ctz, jit
+from spades_env.core.jit import ctz, inline_jit, jit
 from spades_env.core.scoring import contract_tricks, is_nil_bid, team_contract
 
 OBS_VERSION = 2
@@ -141,14 +141,14 @@ O_RULES = SLICES["rules"].start
 O_BLIND_OPEN = SLICES["blind_open"].start
 
 
-@jit
+@inline_jit
 def _bits(out, offset, mask):
     while mask != 0:
         out[offset + ctz(mask)] = 1.0
         mask &= mask - 1
 
 
-@jit
+@inline_jit
 def hand_hidden(state, params, seat):
     """Whether ``seat``'s own hand is hidden from it (it may still choose Blind Nil)."""
     phase = state[L.PHASE]
@@ -166,7 +166,7 @@ SCALAR_SIZE = len(SCALAR_INDEX)
 _S_TW, _S_SC, _S_BAGS, _S_WINS, _S_RULES = 0, 4, 6, 8, 10  # their offsets in ``scalars``
 
 
-@jit
+@inline_jit
 def _encode_rules(params, out, o_rules):
     out[o_rules + 0] = 1.0 if params[L.P_NUM_SEATS] == 2 else 0.0
     out[o_rules + 1] = params[L.P_BLIND_NIL]
@@ -184,7 +184,7 @@ def _encode_rules(params, out, o_rules):
     out[o_rules + 13] = params[L.P_MERCY_THRESHOLD] / 500.0
 
 
-@jit
+@inline_jit
 def _encode_scalars(state, params, seat, out, o_tw, o_sc, o_bags, o_wins, o_rules):
     """The entries of ``SCALAR_SLICES``, at the given offsets of ``out`` (float32)."""
     n = state[L.NUM_SEATS]
@@ -249,7 +249,7 @@ def widen_observations(obs: np.ndarray, scalars: np.ndarray, out: np.ndarray | N
     return out
 
 
-@jit
+@inline_jit
 def _encode_binary(state, params, seat, out):
     """Every entry but those of ``SCALAR_SLICES`` (all 0 or 1) into a zeroed ``out``."""
     n = state[L.NUM_SEATS]

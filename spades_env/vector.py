@@ -91,7 +91,7 @@ from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS, action_to_str
 from spades_env.core.engine import apply_action, init_state, legal_cards, legal_mask
 from spades_env.core.game import IllegalActionError
-from spades_env.core.jit import jit
+from spades_env.core.jit import borrow, inline_jit, jit
 from spades_env.core.rng import below
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.core.validate import (
@@ -236,6 +236,7 @@ def _reset_row(states, params, family, ridx, seeds, obs, scalars, masks, seats, 
 
 @jit
 def _start_slots(states, params, family, ridx, idx, seeds, obs, scalars, masks, seats, write_obs):
+    states, params, family, ridx, idx, seeds, obs, scalars, masks, seats = borrow((states, params, family, ridx, idx, seeds, obs, scalars, masks, seats))
     for j in range(idx.shape[0]):
         i = idx[j]
         _new_game(states[i], params, family, ridx, i, seeds[j])
@@ -244,18 +245,21 @@ def _start_slots(states, params, family, ridx, idx, seeds, obs, scalars, masks, 
 
 @jit
 def _reset_serial(states, params, family, ridx, seeds, obs, scalars, masks, seats, write_obs):
+    states, params, family, ridx, seeds, obs, scalars, masks, seats = borrow((states, params, family, ridx, seeds, obs, scalars, masks, seats))
     for i in range(states.shape[0]):
         _reset_row(states, params, family, ridx, seeds, obs, scalars, masks, seats, write_obs, i)
 
 
 @pjit
 def _reset_parallel(states, params, family, ridx, seeds, obs, scalars, masks, seats, write_obs):
+    states, params, family, ridx, seeds, obs, scalars, masks, seats = borrow((states, params, family, ridx, seeds, obs, scalars, masks, seats))
     for i in prange(states.shape[0]):
         _reset_row(states, params, family, ridx, seeds, obs, scalars, masks, seats, write_obs, i)
 
 
 @jit
 def _first_illegal(masks, actions, active, use_active):
+    masks, actions, active = borrow((masks, actions, active))
     """First game whose action is not legal by the masks the engine wrote last, or -1."""
     for i in range(masks.shape[0]):
         if use_active and not active[i]:
@@ -266,7 +270,7 @@ def _first_illegal(masks, actions, active, use_active):
     return -1
 
 
-@jit
+@inline_jit
 def _step_row(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i):
     """One game of ``step``: ``knobs`` = (episode, reward, scale, illegal_reward); ``out`` =
     (obs, masks, seats, rewards, terminated, truncated, illegal, final_states, game_seeds,
@@ -323,12 +327,14 @@ def _step_row(states, params, family, ridx, actions, active, use_active, knobs, 
 
 @jit
 def _step_serial(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs):
+    states, params, family, ridx, actions, active, out = borrow((states, params, family, ridx, actions, active, out))
     for i in range(states.shape[0]):
         _step_row(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i)
 
 
 @pjit
 def _step_parallel(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs):
+    states, params, family, ridx, actions, active, out = borrow((states, params, family, ridx, actions, active, out))
     for i in prange(states.shape[0]):
         _step_row(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i)
 
@@ -407,36 +413,42 @@ def _play_random_row(states, params, family, ridx, play_rng, n, knobs, game_seed
 
 @jit
 def _play_random_serial(states, params, family, ridx, play_rng, n, knobs, game_seeds, episodes):
+    states, params, family, ridx, play_rng, game_seeds, episodes = borrow((states, params, family, ridx, play_rng, game_seeds, episodes))
     for i in range(states.shape[0]):
         _play_random_row(states, params, family, ridx, play_rng, n, knobs, game_seeds, episodes, i)
 
 
 @pjit
 def _play_random_parallel(states, params, family, ridx, play_rng, n, knobs, game_seeds, episodes):
+    states, params, family, ridx, play_rng, game_seeds, episodes = borrow((states, params, family, ridx, play_rng, game_seeds, episodes))
     for i in prange(states.shape[0]):
         _play_random_row(states, params, family, ridx, play_rng, n, knobs, game_seeds, episodes, i)
 
 
 @jit
 def _observe_serial(states, params, obs, scalars, masks, seats, write_obs):
+    states, params, obs, scalars, masks, seats = borrow((states, params, obs, scalars, masks, seats))
     for i in range(states.shape[0]):
         _observe(states[i], params[i], i, obs, scalars, masks, seats, write_obs)
 
 
 @pjit
 def _observe_parallel(states, params, obs, scalars, masks, seats, write_obs):
+    states, params, obs, scalars, masks, seats = borrow((states, params, obs, scalars, masks, seats))
     for i in prange(states.shape[0]):
         _observe(states[i], params[i], i, obs, scalars, masks, seats, write_obs)
 
 
 @jit
 def _state_serial(states, params, out):
+    states, params, out = borrow((states, params, out))
     for i in range(states.shape[0]):
         encode_state(states[i], params[i], out[i])
 
 
 @pjit
 def _state_parallel(states, params, out):
+    states, params, out = borrow((states, params, out))
     for i in prange(states.shape[0]):
         encode_state(states[i], params[i], out[i])
 
