@@ -11,9 +11,12 @@ printed with its method:
 * ``outside``: ``VectorSpades.step`` with observations (``OBS_SIZE`` float32 of the seat to
   act, or with ``obs`` ``uint8`` the compact observation: ``OBS_SIZE`` bytes plus 24 float32,
   ``VectorSpades(obs_dtype="uint8")``) and masks for every game, the actions chosen each step
-  by numpy outside the core, as a training loop would (``RandomLegal``: a uniformly random
-  legal action, the highest of random 16-bit keys over the legal actions). ``loop`` counts the
-  whole loop (decisions = steps x B); ``engine`` only the time inside ``step``.
+  outside the core from the masks ``step`` returned, by one of two samplers (column
+  ``actions``): ``numpy`` (``RandomLegal``: a uniformly random legal action, the highest of
+  random 16-bit keys over the legal actions, as a numpy training loop would) or ``compiled``
+  (``CompiledRandomLegal``: the same choice in one compiled call over the masks, as a compiled
+  policy would; each game its own generator). ``loop`` counts the whole loop (decisions =
+  steps x B); ``engine`` only the time inside ``step``.
 * ``inside``: ``VectorSpades.play_random(n)``: ``n`` random legal decisions per game chosen
   inside the compiled core, no observations (one refresh at the end of each call); decisions =
   calls x n x B, the same work per call in every kernel.
@@ -64,7 +67,7 @@ import numba  # noqa: E402
 
 from spades_env.core import layout as L  # noqa: E402
 from spades_env.observation import OBS_SIZE  # noqa: E402
-from spades_env.vector import RandomLegal, VectorSpades  # noqa: E402
+from spades_env.vector import CompiledRandomLegal, RandomLegal, VectorSpades  # noqa: E402
 
 OPENSPIEL_DECISIONS_PER_GAME = 56  # 4 bids + 52 cards; checked before timing
 
@@ -131,14 +134,20 @@ class Result:
 
 
 class Outside:
-    """``VectorSpades.step`` with observations and masks, actions from ``RandomLegal``."""
+    """``VectorSpades.step`` with observations and masks, actions from ``RandomLegal``
+    (``sampler="numpy"``) or ``CompiledRandomLegal`` (``"compiled"``)."""
 
-    def __init__(self, num_envs: int, parallel: bool, threads: int, obs_dtype: str = "float32") -> None:
+    def __init__(
+        self, num_envs: int, parallel: bool, threads: int, obs_dtype: str = "float32", sampler: str = "numpy"
+    ) -> None:
         self.B, self.threads = num_envs, threads
         self.v = VectorSpades(
             num_envs, "tournament", episode="game", seed=1, parallel=parallel, obs_dtype=obs_dtype
         )
-        self.sample = RandomLegal(num_envs, seed=0, threads=threads)
+        if sampler == "compiled":
+            self.sample = CompiledRandomLegal(num_envs, seed=0)
+        else:
+            self.sample = RandomLegal(num_envs, seed=0, threads=threads)
         self.res = self.v.reset(1)
         for _ in range(20):  # warm up (kernels, caches)
             self.res = self.v.step(self.sample(self.res.mask))
@@ -284,6 +293,13 @@ def main(argv: list[str] | None = None) -> int:
         help="observation dtypes of the outside-core rows (default both)",
     )
     parser.add_argument(
+        "--samplers",
+        nargs="+",
+        default=["numpy", "compiled"],
+        choices=["numpy", "compiled"],
+        help="how the outside-core rows choose their actions (default both)",
+    )
+    parser.add_argument(
         "--threading-layer",
         default="workqueue",
         help="numba threading layer for the parallel kernels (default workqueue: OpenMP's spinning "
@@ -311,8 +327,9 @@ def main(argv: list[str] | None = None) -> int:
         numba.set_num_threads(min(t, numba.config.NUMBA_NUM_THREADS))
         for B in args.sizes:
             for dt in args.obs_dtypes:
-                runs[("outside", name, B, dt)] = Outside(B, parallel, t, dt)
-                threads_of[("outside", name, B, dt)] = t
+                for sm in args.samplers:
+                    runs[("outside", name, B, dt, sm)] = Outside(B, parallel, t, dt, sm)
+                    threads_of[("outside", name, B, dt, sm)] = t
             runs[("inside", name, B)] = Inside(B, parallel)
             threads_of[("inside", name, B)] = t
     workers = None
@@ -346,18 +363,19 @@ def main(argv: list[str] | None = None) -> int:
         "cpu: per CPU-second of the process(es)"
     )
     print(
-        "| kernel | threads | B | obs | outside: loop | outside: engine only | loop cpu | inside | inside cpu |"
+        "| kernel | threads | B | obs | actions | outside: loop | outside: engine only | loop cpu | inside | inside cpu |"
     )
-    print("|---|---:|---:|---|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
     for name, _parallel, t in kernels:
         for B in args.sizes:
             i = ("inside", name, B)
             for dt in args.obs_dtypes:
-                o = ("outside", name, B, dt)
-                print(
-                    f"| {name} | {t} | {B} | {dt} | {med(o) / 1e6:.2f} | {med(o, 'engine') / 1e6:.2f} | "
-                    f"{med(o, 'cpu') / 1e6:.2f} | {med(i) / 1e6:.2f} | {med(i, 'cpu') / 1e6:.2f} |"
-                )
+                for sm in args.samplers:
+                    o = ("outside", name, B, dt, sm)
+                    print(
+                        f"| {name} | {t} | {B} | {dt} | {sm} | {med(o) / 1e6:.2f} | {med(o, 'engine') / 1e6:.2f} | "
+                        f"{med(o, 'cpu') / 1e6:.2f} | {med(i) / 1e6:.2f} | {med(i, 'cpu') / 1e6:.2f} |"
+                    )
     print(f"numba threading layer: {numba.threading_layer()}")
     have_os = ("openspiel", "1 proc") in results
     if have_os:
@@ -369,14 +387,17 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"OpenSpiel from Python with observation tensors: {med(py) / 1e3:.1f} k/s")
 
-    def best(kind: str, names: list[str], dts: list[str] | None = None) -> tuple[float, str]:
+    def best(
+        kind: str, names: list[str], dts: list[str] | None = None, sms: list[str] | None = None
+    ) -> tuple[float, str]:
         if kind == "inside":
             return max((med((kind, n, B)), f"{n}, B {B}") for n in names for B in args.sizes)
         return max(
-            (med((kind, n, B, dt)), f"{n}, B {B}, {dt}")
+            (med((kind, n, B, dt, sm)), f"{n}, B {B}, {dt}, {sm} actions")
             for n in names
             for B in args.sizes
             for dt in (dts or args.obs_dtypes)
+            for sm in (sms or args.samplers)
         )
 
     one = ["serial", "prange/1"]
@@ -384,8 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for label, names, peer in (("1 core", one, "1 proc"), (f"{T} cores", multi, f"{T} procs")):
         ins, ins_at = best("inside", names)
-        for dts in [[dt] for dt in args.obs_dtypes]:
-            lo, lo_at = best("outside", names, dts)
+        for dts, sms in [([dt], [sm]) for dt in args.obs_dtypes for sm in args.samplers]:
+            lo, lo_at = best("outside", names, dts, sms)
             line = f"{label}: best outside-core loop {lo / 1e6:.2f} M/s ({lo_at}); inside-core {ins / 1e6:.2f} M/s ({ins_at})"
             if have_os:
                 ref = med(("openspiel", peer))
@@ -399,7 +420,13 @@ def main(argv: list[str] | None = None) -> int:
         )
     if have_os:
         ref = med(("openspiel", "1 proc"), "cpu")
-        lo = max(med(("outside", n, B, dt), "cpu") for n in one for B in args.sizes for dt in args.obs_dtypes)
+        lo = max(
+            med(("outside", n, B, dt, sm), "cpu")
+            for n in one
+            for B in args.sizes
+            for dt in args.obs_dtypes
+            for sm in args.samplers
+        )
         ins = max(med(("inside", n, B), "cpu") for n in one for B in args.sizes)
         print(
             f"per CPU-second (1 core; less affected by other load): outside-core loop / OpenSpiel C++ "

@@ -59,7 +59,7 @@ from spades_env.core.engine import (
     seat_after,
     trick_winner,
 )
-from spades_env.core.jit import ctz, inline_jit, jit
+from spades_env.core.jit import ctz, inline_jit, jit, store_bytes, zero_fill
 from spades_env.core.scoring import contract_tricks, is_nil_bid, team_contract
 
 OBS_VERSION = 2
@@ -143,9 +143,37 @@ O_BLIND_OPEN = SLICES["blind_open"].start
 
 @inline_jit
 def _bits(out, offset, mask):
+    """Set ``out[offset + c]`` to 1 for each card ``c`` of a card mask (others untouched)."""
     while mask != 0:
         out[offset + ctz(mask)] = 1.0
         mask &= mask - 1
+
+
+_SPREAD8 = np.array([sum(((b >> j) & 1) << (8 * j) for j in range(8)) for b in range(256)], dtype=np.int64)
+"""Byte ``b`` spread over 8 bytes: byte ``j`` of ``_SPREAD8[b]`` is bit ``j`` of ``b``."""
+
+
+@inline_jit
+def _card_bytes(out, offset, mask):
+    """``_bits`` into a uint8 row: all 52 entries, 8 a store (no branch per card: the bit
+    loop mispredicts its exit every call)."""
+    for k in range(6):
+        store_bytes(out, offset + 8 * k, _SPREAD8[(mask >> (8 * k)) & 0xFF], 8)
+    store_bytes(out, offset + 48, _SPREAD8[(mask >> 48) & 0xF], 4)
+
+
+@inline_jit
+def _suit_bits(out, offset, suits):
+    """Set ``out[offset + s]`` to 1 for each suit ``s`` of a suit bit set."""
+    for suit in range(4):
+        if (suits >> suit) & 1:
+            out[offset + suit] = 1.0
+
+
+@inline_jit
+def _suit_bytes(out, offset, suits):
+    """``_suit_bits`` into a uint8 row: the 4 entries in one store."""
+    store_bytes(out, offset, _SPREAD8[suits & 0xF], 4)
 
 
 @inline_jit
@@ -200,7 +228,7 @@ def _encode_scalars(state, params, seat, out, o_tw, o_sc, o_bags, o_wins, o_rule
     _encode_rules(params, out, o_rules)
 
 
-@jit
+@inline_jit
 def _check_encode(state, seat, out):
     n = state[L.NUM_SEATS]
     if seat < 0 or seat >= n or (n != 2 and n != 4):
@@ -209,7 +237,7 @@ def _check_encode(state, seat, out):
         raise ValueError("encode_observation: out must hold OBS_SIZE floats, state STATE_SIZE ints")
 
 
-@jit
+@inline_jit
 def encode_observation(state, params, seat, out):
     """Write ``seat``'s observation (``OBS_SIZE`` float32) into ``out``.
 
@@ -217,19 +245,19 @@ def encode_observation(state, params, seat, out):
     compiled code checks itself: it is also reached directly)."""
     _check_encode(state, seat, out)
     out[:] = 0.0
-    _encode_binary(state, params, seat, out)
+    _encode_binary(state, params, seat, out, _bits, _suit_bits)
     _encode_scalars(state, params, seat, out, O_TRICKS_WON, O_SCORES, O_BAGS, O_GAME_WINS, O_RULES)
 
 
-@jit
+@inline_jit
 def encode_observation_compact(state, params, seat, out, scalars):
     """The compact observation: ``out`` (``OBS_SIZE`` uint8) holds every 0/1 entry of
     ``encode_observation``'s vector, 0 at the ``SCALAR_INDEX`` positions, and ``scalars``
     (``SCALAR_SIZE`` float32) the entries at those positions; :func:`widen_observations` puts
     them together into exactly the float32 observation."""
     _check_encode(state, seat, out)
-    out[:] = 0
-    _encode_binary(state, params, seat, out)
+    zero_fill(out)
+    _encode_binary(state, params, seat, out, _card_bytes, _suit_bytes)
     _encode_scalars(state, params, seat, scalars, _S_TW, _S_SC, _S_BAGS, _S_WINS, _S_RULES)
 
 
@@ -250,41 +278,38 @@ def widen_observations(obs: np.ndarray, scalars: np.ndarray, out: np.ndarray | N
 
 
 @inline_jit
-def _encode_binary(state, params, seat, out):
-    """Every entry but those of ``SCALAR_SLICES`` (all 0 or 1) into a zeroed ``out``."""
+def _encode_binary(state, params, seat, out, card_bits, suit_bits):
+    """Every entry but those of ``SCALAR_SLICES`` (all 0 or 1) into a zeroed ``out``; a card
+    mask is written by ``card_bits`` and a suit set by ``suit_bits`` (``_bits`` and
+    ``_suit_bits``, or for the uint8 observation ``_card_bytes`` and ``_suit_bytes``)."""
     n = state[L.NUM_SEATS]
+    phase = state[L.PHASE]
     if not hand_hidden(state, params, seat):
-        _bits(out, O_HAND, state[L.HANDS + seat])
-    out[O_PHASE + state[L.PHASE]] = 1.0
+        card_bits(out, O_HAND, state[L.HANDS + seat])
+    out[O_PHASE + phase] = 1
     turn = state[L.TURN]
     if turn >= 0:
-        out[O_TO_ACT + relative_seat(seat, turn, n)] = 1.0
-    out[O_DEALER + relative_seat(seat, state[L.DEALER], n)] = 1.0
+        out[O_TO_ACT + relative_seat(seat, turn, n)] = 1
+    out[O_DEALER + relative_seat(seat, state[L.DEALER], n)] = 1
     for k in range(n):
         abs_seat = seat_after(seat, k, n)
         b = state[L.BIDS + abs_seat]
-        out[O_BIDS + 16 * k + b + 1] = 1.0  # -1 -> 0, 0..13 -> 1..14, blind 14 -> 15
-        _bits(out, O_PLAYED + 52 * k, state[L.PLAYED + abs_seat])
-        c = state[L.TRICK_CARDS + abs_seat]
-        if c >= 0:
-            out[O_TRICK + 52 * k + c] = 1.0
+        out[O_BIDS + 16 * k + b + 1] = 1  # -1 -> 0, 0..13 -> 1..14, blind 14 -> 15
+        card_bits(out, O_PLAYED + 52 * k, state[L.PLAYED + abs_seat])
+        c = state[L.TRICK_CARDS + abs_seat]  # -1: none (then entry 0 is written 0: no branch)
+        out[O_TRICK + 52 * k + max(c, 0)] = c >= 0
+        suit_bits(out, O_SHOWN_OUT + 4 * k, state[L.SHOWN_OUT + abs_seat])
     if state[L.TRICK_SIZE] > 0:
-        out[O_LEADER + relative_seat(seat, state[L.TRICK_LEADER], n)] = 1.0
+        out[O_LEADER + relative_seat(seat, state[L.TRICK_LEADER], n)] = 1
     team = seat % 2
     out[O_BROKEN] = state[L.SPADES_BROKEN]
-    _bits(out, O_PASSED, state[L.PASSED + seat])
-    _bits(out, O_RECEIVED, state[L.RECEIVED + seat])
-    if state[L.PHASE] == L.PH_DRAW and turn == seat:
-        out[O_DRAW_SHOWN + state[L.DECK + state[L.STOCK_POS]]] = 1.0
-    _bits(out, O_DISCARDED, state[L.DISCARDED + seat])
-    for k in range(n):
-        so = state[L.SHOWN_OUT + seat_after(seat, k, n)]
-        for suit in range(4):
-            if (so >> suit) & 1:
-                out[O_SHOWN_OUT + 4 * k + suit] = 1.0
+    card_bits(out, O_PASSED, state[L.PASSED + seat])
+    card_bits(out, O_RECEIVED, state[L.RECEIVED + seat])
+    if phase == L.PH_DRAW and turn == seat:
+        out[O_DRAW_SHOWN + state[L.DECK + state[L.STOCK_POS]]] = 1
+    card_bits(out, O_DISCARDED, state[L.DISCARDED + seat])
     for k in range(2):
-        if blind_open_for_team(state, params, (team + k) % 2):
-            out[O_BLIND_OPEN + k] = 1.0
+        out[O_BLIND_OPEN + k] = blind_open_for_team(state, params, (team + k) % 2)
 
 
 @jit

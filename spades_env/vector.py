@@ -64,7 +64,13 @@ use it to play the other seats); ``state_vectors()`` gives ``encode_state`` of e
 writing observations (masks and seats are always written).
 
 :class:`RandomLegal` chooses a uniformly random legal action per game from the masks in numpy,
-outside the core, as cheaply as a training loop can (the benchmark's actions).
+outside the core, as a numpy training loop would; :class:`CompiledRandomLegal` makes the same
+choice in one compiled call, as a compiled policy would (the benchmark's two samplers).
+
+Speed: every kernel ``borrow``s its array arguments (``spades_env.core.jit``), so the views
+and calls inside skip numba's atomic reference counting, and the per-game step is inlined; the
+compact encoder writes card masks 8 entries at a time. ``parallel=False`` (a plain loop in the
+calling thread) is the fastest on one core.
 
 **A family of rules**: ``rules`` may be a sequence of rules (presets, dicts, configs, with the
 same number of players) and ``rules_weights`` their weights; each game then plays the rules
@@ -85,7 +91,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS, action_to_str
@@ -188,16 +195,29 @@ def game_seeds_from_env_seeds(env_seeds: np.ndarray) -> np.ndarray:
 
 
 # ---- kernels -------------------------------------------------------------------------------
+def _encode_into(row, params, seat, obs_row, scalars_row):
+    """``encode_observation`` into a float32 row, ``encode_observation_compact`` into a uint8
+    one (compiled only: the encoder is chosen by the row's type when the kernel compiles)."""
+    raise NotImplementedError("compiled only")
+
+
+@overload(_encode_into, jit_options={"error_model": "numpy", "nogil": True})
+def _encode_into_impl(row, params, seat, obs_row, scalars_row):
+    if obs_row.dtype == types.uint8:
+        return lambda row, params, seat, obs_row, scalars_row: encode_observation_compact(
+            row, params, seat, obs_row, scalars_row
+        )
+    return lambda row, params, seat, obs_row, scalars_row: encode_observation(row, params, seat, obs_row)
+
+
 @jit
 def _observe(row, params, i, obs, scalars, masks, seats, write_obs):
-    """Seat, observation (``write_obs``: 0 none, 1 float32 into ``obs``, 2 compact into
-    ``obs`` and ``scalars``) and mask of game ``i``."""
+    """Seat, observation (``write_obs``: 0 none, else float32 or compact by ``obs``'s type:
+    ``obs_dtype``) and mask of game ``i``."""
     seat = row[L.TURN]
     seats[i] = seat
-    if write_obs == 1:
-        encode_observation(row, params, seat, obs[i])
-    elif write_obs == 2:
-        encode_observation_compact(row, params, seat, obs[i], scalars[i])
+    if write_obs != 0:
+        _encode_into(row, params, seat, obs[i], scalars[i])
     legal_mask(row, params, masks[i])
 
 
@@ -515,6 +535,58 @@ class RandomLegal:
         np.maximum(keys, 1, out=keys)
         np.multiply(keys, m16, out=keys)
         keys.argmax(axis=1, out=actions[lo:hi])
+
+
+@jit
+def _compiled_random_legal(masks, gen, actions):
+    masks, gen, actions = borrow((masks, gen, actions))
+    n = masks.shape[1]
+    for i in range(masks.shape[0]):
+        m = masks[i]
+        cnt = 0
+        for a in range(n):  # 0/1 entries: a plain sum, vectorized
+            cnt += m[a]
+        if cnt == 0:
+            actions[i] = -1
+            continue
+        k = below(gen, i, cnt)
+        a = 0
+        while True:  # the k-th legal action
+            k -= m[a]
+            if k < 0:
+                break
+            a += 1
+        actions[i] = a
+
+
+class CompiledRandomLegal:
+    """A uniformly random legal action per game from a batch of masks, in one compiled call
+    outside the core (the masks in, the actions out, as a compiled policy would; the engine
+    never sees the generator). Each game has its own 48-bit generator (the core's, at
+    ``below``: a draw is ``(32 random bits x count) >> 32``, within ``count / 2**32`` of
+    uniform), seeded from ``SeedSequence(seed)``. A row with no legal action gets ``-1``,
+    which ``VectorSpades.step`` refuses as illegal."""
+
+    def __init__(self, num_envs: int, seed: int | None = None) -> None:
+        self.num_envs = B = check_count(num_envs, "num_envs")
+        seed = check_seed(seed)
+        self._gen = (np.random.SeedSequence(seed).generate_state(B, np.uint64) & np.uint64(_MASK48)).astype(
+            np.int64
+        )
+        self._actions = np.empty(B, dtype=np.int64)
+
+    def __call__(self, mask: np.ndarray) -> np.ndarray:
+        """Actions ``[B]`` (int64, a new array each call): a legal action of each row of
+        ``mask`` ``[B, 70]`` (int8 or uint8, 0/1), -1 for a row with none."""
+        if not isinstance(mask, np.ndarray) or mask.shape != (self.num_envs, NUM_ACTIONS):
+            raise InputError(
+                f"mask must be an array of shape {(self.num_envs, NUM_ACTIONS)}, got {getattr(mask, 'shape', mask)!r}"
+            )
+        if mask.dtype not in (np.int8, np.uint8, np.bool_):
+            raise InputError(f"mask must be int8, uint8 or bool (0/1 entries), got {mask.dtype}")
+        actions = np.empty(self.num_envs, dtype=np.int64)
+        _compiled_random_legal(np.ascontiguousarray(mask).view(np.uint8), self._gen, actions)
+        return actions
 
 
 # ---- the engine ----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from spades_env.core.rules import load_rules, preset_names
 from spades_env.episode import RUNNING, TERMINATED, TRUNCATED, episode_code, reward_code, settle
 from spades_env.observation import OBS_SIZE, SLICES, STATE_VEC_SIZE, encode_observation, encode_state
 from spades_env.vector import (
+    CompiledRandomLegal,
     RandomLegal,
     VectorSpades,
     next_game_seed,
@@ -481,3 +482,61 @@ def test_random_legal_bad_input():
         RandomLegal(4)(np.ones((5, 70), dtype=np.int8))
     with pytest.raises(ValueError, match="threads"):
         RandomLegal(4, threads=0)
+
+
+def test_compiled_random_legal_plays_real_games_and_is_reproducible():
+    """The compiled sampler: every action legal in every phase of real games (step raises
+    otherwise), the same seed the same actions, another seed other actions."""
+    v = VectorSpades(37, "tournament", episode="hand", seed=5)
+    w = VectorSpades(37, "tournament", episode="hand", seed=5)
+    sa, sb, sc = CompiledRandomLegal(37, seed=9), CompiledRandomLegal(37, seed=9), CompiledRandomLegal(37, seed=10)
+    ra, rb = v._result(), w._result()
+    phases, differ = set(), False
+    for _ in range(500):
+        a, b = sa(ra.mask), sb(rb.mask)
+        assert a.dtype == np.int64 and a.shape == (37,)
+        assert np.all(ra.mask[np.arange(37), a] == 1)
+        assert np.array_equal(a, b)
+        differ |= not np.array_equal(a, sc(ra.mask))
+        phases.update(int(x) for x in v.states[:, L.PHASE])
+        ra, rb = v.step(a), w.step(b)
+    assert {L.PH_BLIND, L.PH_BID, L.PH_EXCHANGE, L.PH_PLAY} <= phases
+    assert differ
+
+
+def test_compiled_random_legal_is_uniform_over_the_legal_actions():
+    """Each legal action with probability 1 / (number legal), the first and last of the 70
+    included; illegal ones never (counts within 5 standard deviations); bool masks too."""
+    B = 4000
+    mask = np.zeros((B, 70), dtype=np.int8)
+    legal = ([0, 13, 51, 52, 66, 69], list(range(40, 54)))
+    mask[: B // 2, legal[0]] = 1
+    mask[B // 2 :, legal[1]] = 1
+    sample = CompiledRandomLegal(B, seed=3)
+    counts = np.zeros((2, 70))
+    reps = 60
+    for r in range(reps):
+        a = sample(mask if r % 2 else mask.astype(bool))
+        counts[0] += np.bincount(a[: B // 2], minlength=70)
+        counts[1] += np.bincount(a[B // 2 :], minlength=70)
+    for half in (0, 1):
+        n, p = reps * B // 2, 1 / len(legal[half])
+        assert counts[half][np.setdiff1d(np.arange(70), legal[half])].sum() == 0
+        assert np.all(np.abs(counts[half][legal[half]] - n * p) < 5 * np.sqrt(n * p * (1 - p)))
+
+
+def test_compiled_random_legal_bad_input_and_empty_rows():
+    sample = CompiledRandomLegal(3, seed=0)
+    with pytest.raises(ValueError, match="shape"):
+        sample(np.ones((4, 70), dtype=np.int8))
+    with pytest.raises(ValueError, match="int8"):
+        sample(np.ones((3, 70), dtype=np.float32))
+    with pytest.raises(ValueError, match="seed"):
+        CompiledRandomLegal(3, seed=-1)
+    mask = np.ones((3, 70), dtype=np.int8)
+    mask[1] = 0
+    a = sample(mask)
+    assert a[1] == -1 and 0 <= a[0] < 70 and 0 <= a[2] < 70
+    v = VectorSpades(3, "tournament", seed=1)
+    with pytest.raises(IllegalActionError, match="game 0"):
+        v.step(np.full(3, -1))  # what a row with no legal action gets: refused, nothing changed

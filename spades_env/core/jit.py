@@ -12,6 +12,7 @@ Python's floor semantics on negative operands under this model.
 
 from __future__ import annotations
 
+from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -48,14 +49,6 @@ else:  # pragma: no cover
 
 
 
-def _borrowed_type(typ):
-    if isinstance(typ, types.Array):
-        return typ
-    if isinstance(typ, types.BaseTuple):
-        return types.BaseTuple.from_types([_borrowed_type(t) for t in typ])
-    return typ
-
-
 def _borrow_value(context, builder, typ, value):
     if isinstance(typ, types.Array):
         src = context.make_array(typ)(context, builder, value=value)
@@ -72,7 +65,7 @@ def _borrow_value(context, builder, typ, value):
         items = [
             _borrow_value(context, builder, t, builder.extract_value(value, k)) for k, t in enumerate(typ)
         ]
-        return context.make_tuple(builder, _borrowed_type(typ), items)
+        return context.make_tuple(builder, typ, items)
     context.nrt.incref(builder, typ, value)  # returned as a new reference
     return value
 
@@ -88,4 +81,46 @@ def borrow(typingctx, value):
     def codegen(context, builder, signature, args):
         return _borrow_value(context, builder, signature.args[0], args[0])
 
-    return _borrowed_type(value)(value), codegen
+    return value(value), codegen  # the same type: only the meminfo pointers differ
+
+
+@intrinsic
+def store_bytes(typingctx, arr, index, value, width):
+    """Store the low ``width`` (a literal 4 or 8) bytes of the integer ``value``, little
+    endian and unaligned, at ``arr[index:index + width]`` of a contiguous uint8 array (no
+    bounds check: the caller keeps the bytes in range)."""
+    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and arr.layout == "C"):
+        return None
+    if not isinstance(width, types.IntegerLiteral) or width.literal_value not in (4, 8):
+        return None
+    nbits = 8 * width.literal_value
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, value=args[0])
+        idx = context.cast(builder, args[1], signature.args[1], types.intp)
+        ptr = builder.gep(ary.data, [idx])
+        ity = ir.IntType(nbits)
+        val = context.cast(builder, args[2], signature.args[2], types.int64)
+        if nbits != 64:
+            val = builder.trunc(val, ity)
+        store = builder.store(val, builder.bitcast(ptr, ity.as_pointer()))
+        store.align = 1
+        return context.get_dummy_value()
+
+    return types.none(arr, index, value, width), codegen
+
+
+@intrinsic
+def zero_fill(typingctx, arr):
+    """Set every byte of a contiguous array to 0 with one ``memset`` (numba's ``arr[:] = 0``
+    is an element loop)."""
+    if not (isinstance(arr, types.Array) and arr.layout == "C"):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, value=args[0])
+        nbytes = builder.mul(ary.nitems, ary.itemsize)
+        cgutils.memset(builder, ary.data, nbytes, 0)
+        return context.get_dummy_value()
+
+    return types.none(arr), codegen
