@@ -59,7 +59,7 @@ from spades_env.core.engine import (
     seat_after,
     trick_winner,
 )
-from spades_env.core.jit import ctz, inline_jit, jit, store_bytes, zero_fill
+from spades_env.core.jit import SPREAD8, card_bytes, ctz, inline_jit, jit, store_bytes, zero_fill
 from spades_env.core.scoring import contract_tricks, is_nil_bid, team_contract
 
 OBS_VERSION = 2
@@ -149,19 +149,6 @@ def _bits(out, offset, mask):
         mask &= mask - 1
 
 
-_SPREAD8 = np.array([sum(((b >> j) & 1) << (8 * j) for j in range(8)) for b in range(256)], dtype=np.int64)
-"""Byte ``b`` spread over 8 bytes: byte ``j`` of ``_SPREAD8[b]`` is bit ``j`` of ``b``."""
-
-
-@inline_jit
-def _card_bytes(out, offset, mask):
-    """``_bits`` into a uint8 row: all 52 entries, 8 a store (no branch per card: the bit
-    loop mispredicts its exit every call)."""
-    for k in range(6):
-        store_bytes(out, offset + 8 * k, _SPREAD8[(mask >> (8 * k)) & 0xFF], 8)
-    store_bytes(out, offset + 48, _SPREAD8[(mask >> 48) & 0xF], 4)
-
-
 @inline_jit
 def _suit_bits(out, offset, suits):
     """Set ``out[offset + s]`` to 1 for each suit ``s`` of a suit bit set."""
@@ -173,7 +160,7 @@ def _suit_bits(out, offset, suits):
 @inline_jit
 def _suit_bytes(out, offset, suits):
     """``_suit_bits`` into a uint8 row: the 4 entries in one store."""
-    store_bytes(out, offset, _SPREAD8[suits & 0xF], 4)
+    store_bytes(out, offset, SPREAD8[suits & 0xF], 4)
 
 
 @inline_jit
@@ -213,8 +200,9 @@ def _encode_rules(params, out, o_rules):
 
 
 @inline_jit
-def _encode_scalars(state, params, seat, out, o_tw, o_sc, o_bags, o_wins, o_rules):
-    """The entries of ``SCALAR_SLICES``, at the given offsets of ``out`` (float32)."""
+def _encode_scalars(state, params, seat, out, o_tw, o_sc, o_bags, o_wins, o_rules, with_rules=True):
+    """The entries of ``SCALAR_SLICES``, at the given offsets of ``out`` (float32); the
+    ``rules`` slice only ``with_rules``."""
     n = state[L.NUM_SEATS]
     for k in range(n):
         out[o_tw + k] = state[L.TRICKS_WON + seat_after(seat, k, n)] / 13.0
@@ -225,7 +213,8 @@ def _encode_scalars(state, params, seat, out, o_tw, o_sc, o_bags, o_wins, o_rule
         out[o_sc + k] = state[L.SCORES + t] / target
         out[o_bags + k] = state[L.BAGS + t] / 10.0
         out[o_wins + k] = state[L.GAME_WINS + t]
-    _encode_rules(params, out, o_rules)
+    if with_rules:
+        _encode_rules(params, out, o_rules)
 
 
 @inline_jit
@@ -255,10 +244,18 @@ def encode_observation_compact(state, params, seat, out, scalars):
     ``encode_observation``'s vector, 0 at the ``SCALAR_INDEX`` positions, and ``scalars``
     (``SCALAR_SIZE`` float32) the entries at those positions; :func:`widen_observations` puts
     them together into exactly the float32 observation."""
+    encode_compact_into(state, params, seat, out, scalars, True)
+
+
+@inline_jit
+def encode_compact_into(state, params, seat, out, scalars, with_rules):
+    """:func:`encode_observation_compact`, leaving the ``rules`` entries of ``scalars`` as they
+    are unless ``with_rules`` (a batched engine's row of scalars keeps its game's rules until
+    a new game starts in it: they are constant for a game)."""
     _check_encode(state, seat, out)
     zero_fill(out)
-    _encode_binary(state, params, seat, out, _card_bytes, _suit_bytes)
-    _encode_scalars(state, params, seat, scalars, _S_TW, _S_SC, _S_BAGS, _S_WINS, _S_RULES)
+    _encode_binary(state, params, seat, out, card_bytes, _suit_bytes)
+    _encode_scalars(state, params, seat, scalars, _S_TW, _S_SC, _S_BAGS, _S_WINS, _S_RULES, with_rules)
 
 
 def widen_observations(obs: np.ndarray, scalars: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -281,7 +278,7 @@ def widen_observations(obs: np.ndarray, scalars: np.ndarray, out: np.ndarray | N
 def _encode_binary(state, params, seat, out, card_bits, suit_bits):
     """Every entry but those of ``SCALAR_SLICES`` (all 0 or 1) into a zeroed ``out``; a card
     mask is written by ``card_bits`` and a suit set by ``suit_bits`` (``_bits`` and
-    ``_suit_bits``, or for the uint8 observation ``_card_bytes`` and ``_suit_bytes``)."""
+    ``_suit_bits``, or for the uint8 observation ``card_bytes`` and ``_suit_bytes``)."""
     n = state[L.NUM_SEATS]
     phase = state[L.PHASE]
     if not hand_hidden(state, params, seat):

@@ -115,8 +115,8 @@ from spades_env.observation import (
     OBS_SIZE,
     SCALAR_SIZE,
     STATE_VEC_SIZE,
+    encode_compact_into,
     encode_observation,
-    encode_observation_compact,
     encode_state,
 )
 
@@ -195,29 +195,31 @@ def game_seeds_from_env_seeds(env_seeds: np.ndarray) -> np.ndarray:
 
 
 # ---- kernels -------------------------------------------------------------------------------
-def _encode_into(row, params, seat, obs_row, scalars_row):
-    """``encode_observation`` into a float32 row, ``encode_observation_compact`` into a uint8
-    one (compiled only: the encoder is chosen by the row's type when the kernel compiles)."""
+def _encode_into(row, params, seat, obs_row, scalars_row, new_game):
+    """``encode_observation`` into a float32 row, the compact encoder into a uint8 one (its
+    ``rules`` scalars only for a ``new_game``: the row keeps them otherwise). Compiled only:
+    the encoder is chosen by the row's type when the kernel compiles."""
     raise NotImplementedError("compiled only")
 
 
 @overload(_encode_into, jit_options={"error_model": "numpy", "nogil": True})
-def _encode_into_impl(row, params, seat, obs_row, scalars_row):
+def _encode_into_impl(row, params, seat, obs_row, scalars_row, new_game):
     if obs_row.dtype == types.uint8:
-        return lambda row, params, seat, obs_row, scalars_row: encode_observation_compact(
-            row, params, seat, obs_row, scalars_row
+        return lambda row, params, seat, obs_row, scalars_row, new_game: encode_compact_into(
+            row, params, seat, obs_row, scalars_row, new_game
         )
-    return lambda row, params, seat, obs_row, scalars_row: encode_observation(row, params, seat, obs_row)
+    return lambda row, params, seat, obs_row, scalars_row, new_game: encode_observation(row, params, seat, obs_row)
 
 
 @jit
-def _observe(row, params, i, obs, scalars, masks, seats, write_obs):
+def _observe(row, params, i, obs, scalars, masks, seats, write_obs, new_game=True):
     """Seat, observation (``write_obs``: 0 none, else float32 or compact by ``obs``'s type:
-    ``obs_dtype``) and mask of game ``i``."""
+    ``obs_dtype``; ``new_game``: the game in slot ``i`` is not the one observed last) and mask
+    of game ``i``."""
     seat = row[L.TURN]
     seats[i] = seat
     if write_obs != 0:
-        _encode_into(row, params, seat, obs[i], scalars[i])
+        _encode_into(row, params, seat, obs[i], scalars[i], new_game)
     legal_mask(row, params, masks[i])
 
 
@@ -342,7 +344,7 @@ def _step_row(states, params, family, ridx, actions, active, use_active, knobs, 
         seed = _next_seed(row)
         game_seeds[i] = seed
         _new_game(row, params, family, ridx, i, seed)
-    _observe(row, params[i], i, obs, scalars, masks, seats, write_obs)
+    _observe(row, params[i], i, obs, scalars, masks, seats, write_obs, st != RUNNING)
 
 
 @jit

@@ -20,7 +20,7 @@ from spades_env.core.actions import (
     BID_BASE,
     NUM_ACTIONS,
 )
-from spades_env.core.jit import ctz, jit
+from spades_env.core.jit import card_bytes, inline_jit, jit
 from spades_env.core.rng import below, shuffle_into
 from spades_env.core.scoring import score_team
 
@@ -62,13 +62,13 @@ def relative_seat(observer, seat, n):
     return d + n if d < 0 else d
 
 
-@jit
+@inline_jit
 def first_seat(state):
     """The seat left of the dealer: bids first and leads the first trick."""
     return seat_after(state[L.DEALER], 1, state[L.NUM_SEATS])
 
 
-@jit
+@inline_jit
 def trick_winner(state):
     """Seat winning the current trick so far (highest spade, else highest of the led suit)."""
     leader = state[L.TRICK_LEADER]
@@ -86,7 +86,7 @@ def trick_winner(state):
     return best_seat
 
 
-@jit
+@inline_jit
 def legal_cards(state, params):
     """Bit mask of the cards the seat to act may play (or pass, in the exchange)."""
     phase = state[L.PHASE]
@@ -111,7 +111,7 @@ def legal_cards(state, params):
     return hand
 
 
-@jit
+@inline_jit
 def is_legal(state, params, action):
     """Whether ``action`` is legal for the seat to act."""
     if action < 0 or action >= NUM_ACTIONS or state[L.TURN] < 0:
@@ -128,19 +128,17 @@ def is_legal(state, params, action):
     return False
 
 
-@jit
+@inline_jit
 def legal_mask(state, params, out):
-    """Fill ``out[70]`` with 1 for each legal action of the seat to act, else 0."""
+    """Fill ``out[70]`` (a contiguous int8 or uint8 array) with 1 for each legal action of the
+    seat to act, else 0."""
     for a in range(NUM_ACTIONS):
         out[a] = 0
     if state[L.TURN] < 0:
         return
     phase = state[L.PHASE]
     if phase == L.PH_PLAY or phase == L.PH_EXCHANGE:
-        m = legal_cards(state, params)
-        while m != 0:
-            out[ctz(m)] = 1
-            m &= m - 1
+        card_bytes(out, 0, legal_cards(state, params))
     elif phase == L.PH_BID:
         for a in range(BID_BASE, BID_BASE + 14):
             out[a] = 1
@@ -152,7 +150,7 @@ def legal_mask(state, params, out):
         out[ACTION_DISCARD] = 1
 
 
-@jit
+@inline_jit
 def blind_open_for_team(state, params, team):
     """Whether the rules and the score let ``team`` choose Blind Nil (it is allowed, and the
     team trails by at least ``blind_nil_min_deficit``)."""
@@ -164,7 +162,7 @@ def blind_open_for_team(state, params, team):
     return True
 
 
-@jit
+@inline_jit
 def blind_eligible(state, params, seat):
     """Whether ``seat`` is offered the Blind Nil decision now."""
     if state[L.BLIND_STATUS + seat] != L.BLIND_UNDECIDED:

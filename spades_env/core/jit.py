@@ -12,6 +12,7 @@ Python's floor semantics on negative operands under this model.
 
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
@@ -87,9 +88,9 @@ def borrow(typingctx, value):
 @intrinsic
 def store_bytes(typingctx, arr, index, value, width):
     """Store the low ``width`` (a literal 4 or 8) bytes of the integer ``value``, little
-    endian and unaligned, at ``arr[index:index + width]`` of a contiguous uint8 array (no
-    bounds check: the caller keeps the bytes in range)."""
-    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and arr.layout == "C"):
+    endian and unaligned, at ``arr[index:index + width]`` of a contiguous uint8 or int8 array
+    (no bounds check: the caller keeps the bytes in range)."""
+    if not (isinstance(arr, types.Array) and arr.dtype in (types.uint8, types.int8) and arr.layout == "C"):
         return None
     if not isinstance(width, types.IntegerLiteral) or width.literal_value not in (4, 8):
         return None
@@ -124,3 +125,17 @@ def zero_fill(typingctx, arr):
         return context.get_dummy_value()
 
     return types.none(arr), codegen
+
+
+SPREAD8 = np.array([sum(((b >> j) & 1) << (8 * j) for j in range(8)) for b in range(256)], dtype=np.int64)
+"""Byte ``b`` spread over 8 bytes: byte ``j`` of ``SPREAD8[b]`` is bit ``j`` of ``b``."""
+
+
+@inline_jit
+def card_bytes(out, offset, mask):
+    """Write the 52 bits of a card mask as the 0/1 entries ``out[offset:offset + 52]`` of a
+    contiguous uint8 or int8 array, 8 entries a store (no branch per card: a loop over the set
+    bits mispredicts its exit every call)."""
+    for k in range(6):
+        store_bytes(out, offset + 8 * k, SPREAD8[(mask >> (8 * k)) & 0xFF], 8)
+    store_bytes(out, offset + 48, SPREAD8[(mask >> 48) & 0xF], 4)
