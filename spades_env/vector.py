@@ -98,7 +98,7 @@ from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS, action_to_str
 from spades_env.core.engine import apply_action, init_state, legal_cards, legal_mask
 from spades_env.core.game import IllegalActionError
-from spades_env.core.jit import borrow, inline_jit, jit
+from spades_env.core.jit import borrow, inline_jit, jit, load_u64, prefetch
 from spades_env.core.rng import below
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.core.validate import (
@@ -347,10 +347,32 @@ def _step_row(states, params, family, ridx, actions, active, use_active, knobs, 
     _observe(row, params[i], i, obs, scalars, masks, seats, write_obs, st != RUNNING)
 
 
+_AHEAD = 2  # games ahead whose rows the serial step asks the CPU for
+
+
+@inline_jit
+def _prefetch_game(states, obs, masks, i, write_obs):
+    """Prefetch game ``i``'s state row, and its observation and mask rows for writing: at a
+    few thousand games they are out of the L2 cache by the time the step comes back to them."""
+    base = i * states.shape[1]
+    for k in range(0, L.DECK, 8):  # the fields a step reads, and the last line (SHOWN_OUT)
+        prefetch(states, base + k, False)
+    prefetch(states, base + L.SHOWN_OUT, False)
+    if write_obs != 0:
+        per_line = 64 // obs.itemsize
+        base = i * obs.shape[1]
+        for k in range(0, obs.shape[1], per_line):
+            prefetch(obs, base + k, True)
+    prefetch(masks, i * masks.shape[1], True)
+
+
 @jit
 def _step_serial(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs):
     states, params, family, ridx, actions, active, out = borrow((states, params, family, ridx, actions, active, out))
-    for i in range(states.shape[0]):
+    b = states.shape[0]
+    for i in range(b):
+        if i + _AHEAD < b:
+            _prefetch_game(states, out[0], out[2], i + _AHEAD, write_obs)
         _step_row(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i)
 
 
@@ -539,26 +561,38 @@ class RandomLegal:
         keys.argmax(axis=1, out=actions[lo:hi])
 
 
+_BYTE_SUM = 0x0101010101010101  # x * _BYTE_SUM >> 56: the sum of x's 8 bytes (each 0 or 1 here)
+
+
 @jit
 def _compiled_random_legal(masks, gen, actions):
+    """A uniformly random legal action of each row of ``masks`` ``[B, 70]`` (0/1 bytes) into
+    ``actions``, -1 for a row with none: the legal actions counted and the chosen one found
+    8 entries a step (unaligned 8-byte loads), the index drawn from row ``i``'s generator."""
     masks, gen, actions = borrow((masks, gen, actions))
-    n = masks.shape[1]
+    words = (NUM_ACTIONS + 7) // 8
     for i in range(masks.shape[0]):
         m = masks[i]
         cnt = 0
-        for a in range(n):  # 0/1 entries: a plain sum, vectorized
-            cnt += m[a]
+        for w in range(words - 1):
+            cnt += ((load_u64(m, 8 * w) * _BYTE_SUM) >> 56) & 0xFF
+        tail = load_u64(m, NUM_ACTIONS - 8) >> (8 * (8 * words - NUM_ACTIONS))  # the last entries
+        cnt += ((tail * _BYTE_SUM) >> 56) & 0xFF
         if cnt == 0:
             actions[i] = -1
             continue
         k = below(gen, i, cnt)
-        a = 0
-        while True:  # the k-th legal action
-            k -= m[a]
-            if k < 0:
+        for w in range(words):
+            x = load_u64(m, 8 * w) if w < words - 1 else tail
+            c = ((x * _BYTE_SUM) >> 56) & 0xFF
+            if k < c:
+                for b in range(8):
+                    k -= (x >> (8 * b)) & 0xFF
+                    if k < 0:
+                        actions[i] = 8 * w + b
+                        break
                 break
-            a += 1
-        actions[i] = a
+            k -= c
 
 
 class CompiledRandomLegal:

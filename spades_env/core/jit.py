@@ -111,6 +111,46 @@ def store_bytes(typingctx, arr, index, value, width):
     return types.none(arr, index, value, width), codegen
 
 
+
+@intrinsic
+def load_u64(typingctx, arr, index):
+    """The 8 bytes ``arr[index:index + 8]`` of a contiguous uint8 or int8 array as one
+    little-endian int64 (an unaligned load; no bounds check: the caller keeps it in range)."""
+    if not (isinstance(arr, types.Array) and arr.dtype in (types.uint8, types.int8) and arr.layout == "C"):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, value=args[0])
+        idx = context.cast(builder, args[1], signature.args[1], types.intp)
+        ptr = builder.bitcast(builder.gep(ary.data, [idx]), ir.IntType(64).as_pointer())
+        load = builder.load(ptr)
+        load.align = 1
+        return load
+
+    return types.int64(arr, index), codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, index, write):
+    """Ask the CPU to bring the cache line of ``arr.flat[index]`` of a contiguous array in
+    ahead of use (``write``: a literal bool, for writing); a hint, never a fault."""
+    if not (isinstance(arr, types.Array) and arr.layout == "C" and isinstance(write, types.BooleanLiteral)):
+        return None
+    rw = 1 if write.literal_value else 0
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, value=args[0])
+        idx = context.cast(builder, args[1], signature.args[1], types.intp)
+        ptr = builder.bitcast(builder.gep(ary.data, [idx]), ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32]), "llvm.prefetch.p0"
+        )
+        builder.call(fn, [ptr, i32(rw), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.none(arr, index, write), codegen
+
 @intrinsic
 def zero_fill(typingctx, arr):
     """Set every byte of a contiguous array to 0 with one ``memset`` (numba's ``arr[:] = 0``
