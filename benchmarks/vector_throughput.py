@@ -285,20 +285,11 @@ def main(argv: list[str] | None = None) -> int:
         "--threads", type=int, default=2, help="threads (and OpenSpiel processes) of the multi-core rows"
     )
     parser.add_argument("--no-compile", action="store_true", help="skip the compile-time subprocesses")
-    parser.add_argument(
-        "--obs-dtypes",
-        nargs="+",
-        default=["float32", "uint8"],
-        choices=["float32", "uint8"],
-        help="observation dtypes of the outside-core rows (default both)",
-    )
-    parser.add_argument(
-        "--samplers",
-        nargs="+",
-        default=["numpy", "compiled"],
-        choices=["numpy", "compiled"],
-        help="how the outside-core rows choose their actions (default both)",
-    )
+    for flag, choices, what in (
+        ("--obs-dtypes", ["float32", "uint8"], "observation dtypes of the outside-core rows"),
+        ("--samplers", ["numpy", "compiled"], "how the outside-core rows choose their actions"),
+    ):
+        parser.add_argument(flag, nargs="+", default=choices, choices=choices, help=f"{what} (default both)")
     parser.add_argument(
         "--threading-layer",
         default="workqueue",
