@@ -199,19 +199,26 @@ def _encode_rules(params, out, o_rules):
     out[o_rules + 13] = params[L.P_MERCY_THRESHOLD] / 500.0
 
 
+_THIRTEENTHS = np.arange(14) / 13.0
+"""``k / 13.0`` for ``k`` tricks: the very float64 values the division gives, looked up."""
+_TENTHS = np.arange(64) / 10.0
+"""``b / 10.0`` for the bag counts a game meets (larger ones are divided)."""
+
+
 @inline_jit
 def _encode_scalars(state, params, seat, out, o_tw, o_sc, o_bags, o_wins, o_rules, with_rules=True):
     """The entries of ``SCALAR_SLICES``, at the given offsets of ``out`` (float32); the
     ``rules`` slice only ``with_rules``."""
     n = state[L.NUM_SEATS]
     for k in range(n):
-        out[o_tw + k] = state[L.TRICKS_WON + seat_after(seat, k, n)] / 13.0
+        out[o_tw + k] = _THIRTEENTHS[state[L.TRICKS_WON + seat_after(seat, k, n)]]  # 0..13 tricks
     team = seat % 2
     target = max(params[L.P_TARGET_SCORE], 1)
     for k in range(2):
         t = (team + k) % 2
         out[o_sc + k] = state[L.SCORES + t] / target
-        out[o_bags + k] = state[L.BAGS + t] / 10.0
+        bags = state[L.BAGS + t]
+        out[o_bags + k] = _TENTHS[bags] if 0 <= bags < _TENTHS.shape[0] else bags / 10.0
         out[o_wins + k] = state[L.GAME_WINS + t]
     if with_rules:
         _encode_rules(params, out, o_rules)

@@ -98,7 +98,7 @@ from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS, action_to_str
 from spades_env.core.engine import apply_action, init_state, legal_cards, legal_mask
 from spades_env.core.game import IllegalActionError
-from spades_env.core.jit import borrow, inline_jit, jit, load_u64, prefetch
+from spades_env.core.jit import borrow, ctz, inline_jit, jit, load_u64, prefetch
 from spades_env.core.rng import below
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.core.validate import (
@@ -384,30 +384,6 @@ def _step_parallel(states, params, family, ridx, actions, active, use_active, kn
 
 
 @jit
-def _ctz(x):
-    """Index of the lowest set bit of ``x`` (``x != 0``)."""
-    n = 0
-    if (x & 0xFFFFFFFF) == 0:
-        n += 32
-        x >>= 32
-    if (x & 0xFFFF) == 0:
-        n += 16
-        x >>= 16
-    if (x & 0xFF) == 0:
-        n += 8
-        x >>= 8
-    if (x & 0xF) == 0:
-        n += 4
-        x >>= 4
-    if (x & 0x3) == 0:
-        n += 2
-        x >>= 2
-    if (x & 0x1) == 0:
-        n += 1
-    return n
-
-
-@jit
 def _random_legal(row, params, rng, mbuf):
     """A uniformly random legal action of the seat to act, drawn from ``rng[0]``."""
     phase = row[L.PHASE]
@@ -420,7 +396,7 @@ def _random_legal(row, params, rng, mbuf):
             cnt += 1
         for _ in range(below(rng, 0, cnt)):
             m &= m - 1
-        return _ctz(m)
+        return ctz(m)
     legal_mask(row, params, mbuf)
     cnt = 0
     for a in range(NUM_ACTIONS):
@@ -561,7 +537,8 @@ class RandomLegal:
         keys.argmax(axis=1, out=actions[lo:hi])
 
 
-_BYTE_SUM = 0x0101010101010101  # x * _BYTE_SUM >> 56: the sum of x's 8 bytes (each 0 or 1 here)
+_BYTE_SUM = 0x0101010101010101  # byte j of x * _BYTE_SUM: the sum of x's bytes 0..j (each 0 or 1 here)
+_HIGH_BITS = -0x7F7F7F7F7F7F7F80  # 0x8080808080808080 as an int64: each byte's high bit
 
 
 @jit
@@ -585,12 +562,9 @@ def _compiled_random_legal(masks, gen, actions):
         for w in range(words):
             x = load_u64(m, 8 * w) if w < words - 1 else tail
             c = ((x * _BYTE_SUM) >> 56) & 0xFF
-            if k < c:
-                for b in range(8):
-                    k -= (x >> (8 * b)) & 0xFF
-                    if k < 0:
-                        actions[i] = 8 * w + b
-                        break
+            if k < c:  # the first entry whose running count passes k, with no branch per byte
+                ge = ((x * _BYTE_SUM) | _HIGH_BITS) - (k + 1) * _BYTE_SUM  # byte j: count to j >= k + 1
+                actions[i] = 8 * w + (ctz(ge & _HIGH_BITS) >> 3)
                 break
             k -= c
 
