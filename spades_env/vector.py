@@ -202,7 +202,13 @@ def _encode_into(row, params, seat, obs_row, scalars_row, new_game):
     raise NotImplementedError("compiled only")
 
 
-@overload(_encode_into, jit_options={"error_model": "numpy", "nogil": True})
+def _inline_compact(expr, caller_info, callee_info) -> bool:
+    """Numba's inlining cost model for ``_encode_into``: inline the compact encoder (loops of
+    fixed length), call the float32 one (its bit loops do not inline cleanly)."""
+    return callee_info.signature.args[3].dtype == types.uint8
+
+
+@overload(_encode_into, jit_options={"error_model": "numpy", "nogil": True}, inline=_inline_compact)
 def _encode_into_impl(row, params, seat, obs_row, scalars_row, new_game):
     if obs_row.dtype == types.uint8:
         return lambda row, params, seat, obs_row, scalars_row, new_game: encode_compact_into(
@@ -211,7 +217,7 @@ def _encode_into_impl(row, params, seat, obs_row, scalars_row, new_game):
     return lambda row, params, seat, obs_row, scalars_row, new_game: encode_observation(row, params, seat, obs_row)
 
 
-@jit
+@inline_jit
 def _observe(row, params, i, obs, scalars, masks, seats, write_obs, new_game=True):
     """Seat, observation (``write_obs``: 0 none, else float32 or compact by ``obs``'s type:
     ``obs_dtype``; ``new_game``: the game in slot ``i`` is not the one observed last) and mask
@@ -376,11 +382,24 @@ def _step_serial(states, params, family, ridx, actions, active, use_active, knob
         _step_row(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i)
 
 
+@jit
+def _step_game(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i):
+    """``_step_row`` as a call: a ``prange`` body with the inlined row (its exits) would not
+    run in parallel."""
+    _step_row(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i)
+
+
+@jit
+def _observe_game(row, params, i, obs, scalars, masks, seats, write_obs):
+    """``_observe`` as a call (see ``_step_game``)."""
+    _observe(row, params, i, obs, scalars, masks, seats, write_obs)
+
+
 @pjit
 def _step_parallel(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs):
     states, params, family, ridx, actions, active, out = borrow((states, params, family, ridx, actions, active, out))
     for i in prange(states.shape[0]):
-        _step_row(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i)
+        _step_game(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i)
 
 
 @jit
@@ -456,7 +475,7 @@ def _observe_serial(states, params, obs, scalars, masks, seats, write_obs):
 def _observe_parallel(states, params, obs, scalars, masks, seats, write_obs):
     states, params, obs, scalars, masks, seats = borrow((states, params, obs, scalars, masks, seats))
     for i in prange(states.shape[0]):
-        _observe(states[i], params[i], i, obs, scalars, masks, seats, write_obs)
+        _observe_game(states[i], params[i], i, obs, scalars, masks, seats, write_obs)
 
 
 @jit
