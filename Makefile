@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q -c constraints.txt
 STAMP := $(VENV)/.installed
 
-.PHONY: run train-policy tournament test lint bench install clean presets wheel-smoke rllib-smoke
+.PHONY: run train-policy tournament test lint bench install clean clean-numba presets wheel-smoke rllib-smoke
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -61,3 +61,7 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) $(RLLIB_VENV)
+
+# numba's cache does not notice a change in a module that a cached kernel inlines or calls
+clean-numba:
+	find spades_env training tests benchmarks -name '*.nbi' -delete -o -name '*.nbc' -delete

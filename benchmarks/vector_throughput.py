@@ -32,6 +32,9 @@ printed with its method:
   untimed on 200 games from each game's history before timing. ``1 proc`` is one worker
   process; ``2 procs`` two worker processes started together (OpenSpiel is single-threaded:
   that is how its users fill two cores), their rates summed.
+* ``T procs`` of ours: the serial engine's outside-core loop (uint8 observations, compiled
+  sampler, the smallest ``--sizes`` B) in ``--threads`` worker processes at once, their rates
+  summed: the same method as OpenSpiel's ``T procs``.
 * OpenSpiel from Python: the game driven one decision at a time from Python with
   ``observation_tensor`` and ``legal_actions`` (as an RL loop on OpenSpiel would).
 * Compile cost: a fresh interpreter importing the engine and running every kernel once with
@@ -110,6 +113,33 @@ for line in sys.stdin:
         if time.perf_counter() >= deadline:
             break
     print(games, time.perf_counter() - t0, time.process_time() - c0, flush=True)
+"""
+
+
+# One worker of our serial engine (the fastest one-core loop: compact observations, compiled
+# sampler), as OpenSpiel's users fill cores with processes: "ready" once warm, then answers
+# "run SECONDS SEED" lines with "decisions wall cpu".
+_ENGINE_WORKER = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from spades_env.vector import CompiledRandomLegal, VectorSpades
+B = int(sys.argv[2])
+v = VectorSpades(B, "tournament", episode="game", seed=1, obs_dtype="uint8")
+sample = CompiledRandomLegal(B, seed=0)
+res = v.reset(1)
+for _ in range(20):
+    res = v.step(sample(res.mask))
+print("ready", flush=True)
+for line in sys.stdin:
+    seconds = float(line.split()[1])
+    steps = 0
+    c0, t0 = time.process_time(), time.perf_counter()
+    while True:
+        res = v.step(sample(res.mask))
+        steps += 1
+        if steps % 16 == 0 and time.perf_counter() - t0 >= seconds:
+            break
+    print(steps * B, time.perf_counter() - t0, time.process_time() - c0, flush=True)
 """
 
 
@@ -194,28 +224,24 @@ class Inside:
         return Result(calls * self.per_call * self.B, wall, cpu)
 
 
-class OpenSpielWorkers:
-    """Worker processes running OpenSpiel's C++ random simulation (``evaluate_bots``)."""
+class Workers:
+    """Worker processes each running one timed loop on request (``script``: answers "run
+    SECONDS SEED" lines with "units wall cpu"; a unit is ``per_unit`` decisions)."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(
+        self, count: int, script: list[str], per_unit: int, check_header: Callable[[list[str]], None]
+    ):
+        self.per_unit = per_unit
         self.procs = [
             subprocess.Popen(
-                [sys.executable, "-c", _OPENSPIEL_WORKER],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
+                [sys.executable, "-c", *script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
             )
             for _ in range(count)
         ]
         self.seed = 0
         for p in self.procs:
             assert p.stdout is not None
-            words = p.stdout.readline().split()
-            if not words or words[0] != "decisions":
-                raise RuntimeError("OpenSpiel worker failed to start")
-            counts = [int(w) for w in words[1:]]
-            if counts != [OPENSPIEL_DECISIONS_PER_GAME, OPENSPIEL_DECISIONS_PER_GAME]:
-                raise RuntimeError(f"OpenSpiel spades games are not all 56 decisions long: {counts}")
+            check_header(p.stdout.readline().split())
 
     def run(self, count: int, seconds: float) -> Result:
         """``count`` workers at once; decisions summed, wall and CPU seconds the workers' mean
@@ -226,21 +252,17 @@ class OpenSpielWorkers:
             p.stdin.write(f"run {seconds} {self.seed}\n")
             p.stdin.flush()
             self.seed += 1_000_000
-        games = wall = cpu = 0.0
+        units = 0
         rate = cpu_rate = 0.0
         for p in procs:
             assert p.stdout is not None
             g, w, c = p.stdout.readline().split()
-            games += int(g)
-            wall += float(w)
-            cpu += float(c)
+            units += int(g)
             rate += int(g) / float(w)
             cpu_rate += int(g) / float(c)
-        d = int(games) * OPENSPIEL_DECISIONS_PER_GAME
+        d = units * self.per_unit
         # report as one result whose decisions / wall = the summed rate
-        return Result(
-            d, d / (rate * OPENSPIEL_DECISIONS_PER_GAME), d / (cpu_rate * OPENSPIEL_DECISIONS_PER_GAME)
-        )
+        return Result(d, d / (rate * self.per_unit), d / (cpu_rate * self.per_unit))
 
     def close(self) -> None:
         for p in self.procs:
@@ -248,6 +270,29 @@ class OpenSpielWorkers:
             p.stdin.close()
         for p in self.procs:
             p.wait(timeout=10)
+
+
+def _check_openspiel(words: list[str]) -> None:
+    if not words or words[0] != "decisions":
+        raise RuntimeError("OpenSpiel worker failed to start")
+    counts = [int(w) for w in words[1:]]
+    if counts != [OPENSPIEL_DECISIONS_PER_GAME, OPENSPIEL_DECISIONS_PER_GAME]:
+        raise RuntimeError(f"OpenSpiel spades games are not all 56 decisions long: {counts}")
+
+
+def _check_engine(words: list[str]) -> None:
+    if words != ["ready"]:
+        raise RuntimeError(f"engine worker failed to start: {words}")
+
+
+def openspiel_workers(count: int) -> Workers:
+    """Processes running OpenSpiel's C++ random simulation (``evaluate_bots``)."""
+    return Workers(count, [_OPENSPIEL_WORKER], OPENSPIEL_DECISIONS_PER_GAME, _check_openspiel)
+
+
+def engine_workers(count: int, num_envs: int) -> Workers:
+    """Processes each running our serial engine's outside-core loop (uint8, compiled actions)."""
+    return Workers(count, [_ENGINE_WORKER, str(ROOT), str(num_envs)], 1, _check_engine)
 
 
 def openspiel_python(seconds: float) -> Result:
@@ -323,9 +368,11 @@ def main(argv: list[str] | None = None) -> int:
                     threads_of[("outside", name, B, dt, sm)] = t
             runs[("inside", name, B)] = Inside(B, parallel)
             threads_of[("inside", name, B)] = t
+    ours = engine_workers(T, min(args.sizes))
+    runs[("procs", T)] = lambda s: ours.run(T, s)
     workers = None
     try:
-        workers = OpenSpielWorkers(T)
+        workers = openspiel_workers(T)
         runs[("openspiel", "1 proc")] = lambda s: workers.run(1, s)
         runs[("openspiel", f"{T} procs")] = lambda s: workers.run(T, s)
         runs[("openspiel-python",)] = openspiel_python
@@ -342,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
             results[k].append(runs[k](args.seconds))
         loads.append(os.getloadavg()[0])
         print(f"round {r + 1}/{args.rounds} done, load average {loads[-1]:.2f}", flush=True)
+    ours.close()
     if workers is not None:
         workers.close()
 
@@ -403,6 +451,14 @@ def main(argv: list[str] | None = None) -> int:
                 ref = med(("openspiel", peer))
                 line += f"; / OpenSpiel C++ {peer}: outside {lo / ref:.2f}x, inside {ins / ref:.2f}x"
             print(line)
+    mine = med(("procs", T))
+    line = (
+        f"{T} cores: our serial engine in {T} processes (B {min(args.sizes)} each, uint8, compiled actions, "
+        f"rates summed) {mine / 1e6:.2f} M/s"
+    )
+    if have_os:
+        line += f"; / OpenSpiel C++ {T} procs: {mine / med(('openspiel', f'{T} procs')):.2f}x"
+    print(line)
     for B in args.sizes:
         s, p1, pT = (med(("inside", n, B)) for n in ("serial", "prange/1", f"prange/{T}"))
         print(

@@ -8,6 +8,12 @@ by zero: the core divides by constants only (``% 2``, ``% 4``, ``// 13``, ``/ 13
 observation by ``max(target_score, 1)``, and the bots' float divisions by sums guarded above 0
 or by ``trick_value`` (at least 1 by the rules' validation). Integer ``//`` and ``%`` keep
 Python's floor semantics on negative operands under this model.
+
+``inline_jit`` functions are inlined into their compiled callers, and ``borrow`` /
+``store_bytes`` / ``load_u64`` / ``zero_fill`` / ``prefetch`` are the low-level helpers of the
+hot kernels (each documented below). numba's on-disk cache is keyed on each function's own
+source file: a kernel that inlines (or calls) code from another module is not recompiled when
+only that module changes. After editing the core, clear the caches (``make clean-numba``).
 """
 
 from __future__ import annotations
