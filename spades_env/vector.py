@@ -214,7 +214,9 @@ def _encode_into_impl(row, params, seat, obs_row, scalars_row, new_game):
         return lambda row, params, seat, obs_row, scalars_row, new_game: encode_compact_into(
             row, params, seat, obs_row, scalars_row, new_game
         )
-    return lambda row, params, seat, obs_row, scalars_row, new_game: encode_observation(row, params, seat, obs_row)
+    return lambda row, params, seat, obs_row, scalars_row, new_game: encode_observation(
+        row, params, seat, obs_row
+    )
 
 
 @inline_jit
@@ -264,7 +266,9 @@ def _reset_row(states, params, family, ridx, seeds, obs, scalars, masks, seats, 
 
 @jit
 def _start_slots(states, params, family, ridx, idx, seeds, obs, scalars, masks, seats, write_obs):
-    states, params, family, ridx, idx, seeds, obs, scalars, masks, seats = borrow((states, params, family, ridx, idx, seeds, obs, scalars, masks, seats))
+    states, params, family, ridx, idx, seeds, obs, scalars, masks, seats = borrow(
+        (states, params, family, ridx, idx, seeds, obs, scalars, masks, seats)
+    )
     for j in range(idx.shape[0]):
         i = idx[j]
         _new_game(states[i], params, family, ridx, i, seeds[j])
@@ -273,21 +277,24 @@ def _start_slots(states, params, family, ridx, idx, seeds, obs, scalars, masks, 
 
 @jit
 def _reset_serial(states, params, family, ridx, seeds, obs, scalars, masks, seats, write_obs):
-    states, params, family, ridx, seeds, obs, scalars, masks, seats = borrow((states, params, family, ridx, seeds, obs, scalars, masks, seats))
+    states, params, family, ridx, seeds, obs, scalars, masks, seats = borrow(
+        (states, params, family, ridx, seeds, obs, scalars, masks, seats)
+    )
     for i in range(states.shape[0]):
         _reset_row(states, params, family, ridx, seeds, obs, scalars, masks, seats, write_obs, i)
 
 
 @pjit
 def _reset_parallel(states, params, family, ridx, seeds, obs, scalars, masks, seats, write_obs):
-    states, params, family, ridx, seeds, obs, scalars, masks, seats = borrow((states, params, family, ridx, seeds, obs, scalars, masks, seats))
+    states, params, family, ridx, seeds, obs, scalars, masks, seats = borrow(
+        (states, params, family, ridx, seeds, obs, scalars, masks, seats)
+    )
     for i in prange(states.shape[0]):
         _reset_row(states, params, family, ridx, seeds, obs, scalars, masks, seats, write_obs, i)
 
 
 @jit
 def _first_illegal(masks, actions, active, use_active):
-    masks, actions, active = borrow((masks, actions, active))
     """First game whose action is not legal by the masks the engine wrote last, or -1."""
     for i in range(masks.shape[0]):
         if use_active and not active[i]:
@@ -374,7 +381,9 @@ def _prefetch_game(states, obs, masks, i, write_obs):
 
 @jit
 def _step_serial(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs):
-    states, params, family, ridx, actions, active, out = borrow((states, params, family, ridx, actions, active, out))
+    states, params, family, ridx, actions, active, out = borrow(
+        (states, params, family, ridx, actions, active, out)
+    )
     b = states.shape[0]
     for i in range(b):
         if i + _AHEAD < b:
@@ -397,7 +406,9 @@ def _observe_game(row, params, i, obs, scalars, masks, seats, write_obs):
 
 @pjit
 def _step_parallel(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs):
-    states, params, family, ridx, actions, active, out = borrow((states, params, family, ridx, actions, active, out))
+    states, params, family, ridx, actions, active, out = borrow(
+        (states, params, family, ridx, actions, active, out)
+    )
     for i in prange(states.shape[0]):
         _step_game(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i)
 
@@ -452,14 +463,18 @@ def _play_random_row(states, params, family, ridx, play_rng, n, knobs, game_seed
 
 @jit
 def _play_random_serial(states, params, family, ridx, play_rng, n, knobs, game_seeds, episodes):
-    states, params, family, ridx, play_rng, game_seeds, episodes = borrow((states, params, family, ridx, play_rng, game_seeds, episodes))
+    states, params, family, ridx, play_rng, game_seeds, episodes = borrow(
+        (states, params, family, ridx, play_rng, game_seeds, episodes)
+    )
     for i in range(states.shape[0]):
         _play_random_row(states, params, family, ridx, play_rng, n, knobs, game_seeds, episodes, i)
 
 
 @pjit
 def _play_random_parallel(states, params, family, ridx, play_rng, n, knobs, game_seeds, episodes):
-    states, params, family, ridx, play_rng, game_seeds, episodes = borrow((states, params, family, ridx, play_rng, game_seeds, episodes))
+    states, params, family, ridx, play_rng, game_seeds, episodes = borrow(
+        (states, params, family, ridx, play_rng, game_seeds, episodes)
+    )
     for i in prange(states.shape[0]):
         _play_random_row(states, params, family, ridx, play_rng, n, knobs, game_seeds, episodes, i)
 

@@ -489,7 +489,11 @@ def test_compiled_random_legal_plays_real_games_and_is_reproducible():
     otherwise), the same seed the same actions, another seed other actions."""
     v = VectorSpades(37, "tournament", episode="hand", seed=5)
     w = VectorSpades(37, "tournament", episode="hand", seed=5)
-    sa, sb, sc = CompiledRandomLegal(37, seed=9), CompiledRandomLegal(37, seed=9), CompiledRandomLegal(37, seed=10)
+    sa, sb, sc = (
+        CompiledRandomLegal(37, seed=9),
+        CompiledRandomLegal(37, seed=9),
+        CompiledRandomLegal(37, seed=10),
+    )
     ra, rb = v._result(), w._result()
     phases, differ = set(), False
     for _ in range(500):

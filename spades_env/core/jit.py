@@ -55,7 +55,6 @@ else:  # pragma: no cover
         return n
 
 
-
 def _borrow_value(context, builder, typ, value):
     if isinstance(typ, types.Array):
         src = context.make_array(typ)(context, builder, value=value)
@@ -117,7 +116,6 @@ def store_bytes(typingctx, arr, index, value, width):
     return types.none(arr, index, value, width), codegen
 
 
-
 @intrinsic
 def load_u64(typingctx, arr, index):
     """The 8 bytes ``arr[index:index + 8]`` of a contiguous uint8 or int8 array as one
@@ -156,6 +154,7 @@ def prefetch(typingctx, arr, index, write):
         return context.get_dummy_value()
 
     return types.none(arr, index, write), codegen
+
 
 @intrinsic
 def zero_fill(typingctx, arr):
