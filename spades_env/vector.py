@@ -70,7 +70,10 @@ choice in one compiled call, as a compiled policy would (the benchmark's two sam
 Speed: every kernel ``borrow``s its array arguments (``spades_env.core.jit``), so the views
 and calls inside skip numba's atomic reference counting, and the per-game step is inlined; the
 compact encoder writes card masks 8 entries at a time. ``parallel=False`` (a plain loop in the
-calling thread) is the fastest on one core.
+calling thread) is the fastest on one core; ``parallel=True`` cuts the games into 64
+contiguous chunks, each stepped by that same loop, and adds only numba's launch per call
+(2-4 us with the OpenMP layer, about 40 us with workqueue, on the benchmark machine).
+``CompiledRandomLegal(parallel=True)`` samples over the same threads.
 
 **A family of rules**: ``rules`` may be a sequence of rules (presets, dicts, configs, with the
 same number of players) and ``rules_weights`` their weights; each game then plays the rules
@@ -380,37 +383,61 @@ def _prefetch_game(states, obs, masks, i, write_obs):
 
 
 @jit
-def _step_serial(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs):
+def _step_range(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, lo, hi):
+    """``step`` for games ``lo`` to ``hi - 1``, each row inlined, prefetching two games ahead:
+    the serial kernel's whole loop, and one thread's share of the parallel one. It borrows its
+    arguments itself: a borrow in the caller does not reach across the call, and the views
+    would count references again (a third of the step's time)."""
     states, params, family, ridx, actions, active, out = borrow(
         (states, params, family, ridx, actions, active, out)
     )
-    b = states.shape[0]
-    for i in range(b):
-        if i + _AHEAD < b:
+    for i in range(lo, hi):
+        if i + _AHEAD < hi:
             _prefetch_game(states, out[0], out[2], i + _AHEAD, write_obs)
         _step_row(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i)
 
 
 @jit
-def _step_game(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i):
-    """``_step_row`` as a call: a ``prange`` body with the inlined row (its exits) would not
-    run in parallel."""
-    _step_row(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i)
+def _step_serial(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs):
+    states, params, family, ridx, actions, active, out = borrow(
+        (states, params, family, ridx, actions, active, out)
+    )
+    _step_range(
+        states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, 0, states.shape[0]
+    )
 
 
-@jit
-def _observe_game(row, params, i, obs, scalars, masks, seats, write_obs):
-    """``_observe`` as a call (see ``_step_game``)."""
-    _observe(row, params, i, obs, scalars, masks, seats, write_obs)
+_CHUNKS = 64  # contiguous chunks of games in a parallel step: numba hands each thread a run of them
+
+
+@inline_jit
+def _chunk_bounds(n, chunks, c):
+    """Games ``[lo, hi)`` of chunk ``c`` when ``n`` games are cut into ``chunks`` contiguous
+    chunks whose sizes differ by at most one."""
+    return (n * c) // chunks, (n * (c + 1)) // chunks
 
 
 @pjit
 def _step_parallel(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs):
+    """Contiguous chunks of games, each stepped by the serial loop (numba's static schedule
+    gives each thread a run of chunks): a ``prange`` over single games paid a call per game
+    and lost the prefetch."""
     states, params, family, ridx, actions, active, out = borrow(
         (states, params, family, ridx, actions, active, out)
     )
-    for i in prange(states.shape[0]):
-        _step_game(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, i)
+    n = states.shape[0]
+    chunks = min(n, _CHUNKS)
+    for c in prange(chunks):
+        lo, hi = _chunk_bounds(n, chunks, c)
+        _step_range(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, lo, hi)
+
+
+@jit
+def _observe_range(states, params, obs, scalars, masks, seats, write_obs, lo, hi):
+    """``observe`` for games ``lo`` to ``hi - 1`` (see ``_step_range``)."""
+    states, params, obs, scalars, masks, seats = borrow((states, params, obs, scalars, masks, seats))
+    for i in range(lo, hi):
+        _observe(states[i], params[i], i, obs, scalars, masks, seats, write_obs)
 
 
 @jit
@@ -482,15 +509,17 @@ def _play_random_parallel(states, params, family, ridx, play_rng, n, knobs, game
 @jit
 def _observe_serial(states, params, obs, scalars, masks, seats, write_obs):
     states, params, obs, scalars, masks, seats = borrow((states, params, obs, scalars, masks, seats))
-    for i in range(states.shape[0]):
-        _observe(states[i], params[i], i, obs, scalars, masks, seats, write_obs)
+    _observe_range(states, params, obs, scalars, masks, seats, write_obs, 0, states.shape[0])
 
 
 @pjit
 def _observe_parallel(states, params, obs, scalars, masks, seats, write_obs):
     states, params, obs, scalars, masks, seats = borrow((states, params, obs, scalars, masks, seats))
-    for i in prange(states.shape[0]):
-        _observe_game(states[i], params[i], i, obs, scalars, masks, seats, write_obs)
+    n = states.shape[0]
+    chunks = min(n, _CHUNKS)
+    for c in prange(chunks):
+        lo, hi = _chunk_bounds(n, chunks, c)
+        _observe_range(states, params, obs, scalars, masks, seats, write_obs, lo, hi)
 
 
 @jit
@@ -576,13 +605,14 @@ _HIGH_BITS = -0x7F7F7F7F7F7F7F80  # 0x8080808080808080 as an int64: each byte's 
 
 
 @jit
-def _compiled_random_legal(masks, gen, actions):
-    """A uniformly random legal action of each row of ``masks`` ``[B, 70]`` (0/1 bytes) into
-    ``actions``, -1 for a row with none: the legal actions counted and the chosen one found
-    8 entries a step (unaligned 8-byte loads), the index drawn from row ``i``'s generator."""
+def _random_legal_range(masks, gen, actions, lo, hi):
+    """A uniformly random legal action of rows ``lo`` to ``hi - 1`` of ``masks`` ``[B, 70]``
+    (0/1 bytes) into ``actions``, -1 for a row with none: the legal actions counted and the
+    chosen one found 8 entries a step (unaligned 8-byte loads), the index drawn from row
+    ``i``'s generator."""
     masks, gen, actions = borrow((masks, gen, actions))
     words = (NUM_ACTIONS + 7) // 8
-    for i in range(masks.shape[0]):
+    for i in range(lo, hi):
         m = masks[i]
         cnt = 0
         for w in range(words - 1):
@@ -603,16 +633,39 @@ def _compiled_random_legal(masks, gen, actions):
             k -= c
 
 
+@jit
+def _compiled_random_legal(masks, gen, actions):
+    masks, gen, actions = borrow((masks, gen, actions))
+    _random_legal_range(masks, gen, actions, 0, masks.shape[0])
+
+
+@pjit
+def _compiled_random_legal_parallel(masks, gen, actions):
+    """The rows in contiguous chunks over numba's threads: the same actions as the serial
+    kernel (each row draws from its own generator)."""
+    masks, gen, actions = borrow((masks, gen, actions))
+    n = masks.shape[0]
+    chunks = min(n, _CHUNKS)
+    for c in prange(chunks):
+        lo, hi = _chunk_bounds(n, chunks, c)
+        _random_legal_range(masks, gen, actions, lo, hi)
+
+
 class CompiledRandomLegal:
     """A uniformly random legal action per game from a batch of masks, in one compiled call
     outside the core (the masks in, the actions out, as a compiled policy would; the engine
     never sees the generator). Each game has its own 48-bit generator (the core's, at
     ``below``: a draw is ``(32 random bits x count) >> 32``, within ``count / 2**32`` of
     uniform), seeded from ``SeedSequence(seed)``. A row with no legal action gets ``-1``,
-    which ``VectorSpades.step`` refuses as illegal."""
+    which ``VectorSpades.step`` refuses as illegal. ``parallel=True`` samples the rows over
+    numba's threads (``numba.set_num_threads``), with the same actions as serial."""
 
-    def __init__(self, num_envs: int, seed: int | None = None) -> None:
+    def __init__(self, num_envs: int, seed: int | None = None, parallel: bool = False) -> None:
         self.num_envs = B = check_count(num_envs, "num_envs")
+        if not isinstance(parallel, (bool, np.bool_)):
+            raise InputTypeError(f"parallel must be a bool, got {parallel!r}")
+        self.parallel = bool(parallel)
+        self._kernel = _compiled_random_legal_parallel if self.parallel else _compiled_random_legal
         seed = check_seed(seed)
         self._gen = (np.random.SeedSequence(seed).generate_state(B, np.uint64) & np.uint64(_MASK48)).astype(
             np.int64
@@ -629,7 +682,7 @@ class CompiledRandomLegal:
         if mask.dtype not in (np.int8, np.uint8, np.bool_):
             raise InputError(f"mask must be int8, uint8 or bool (0/1 entries), got {mask.dtype}")
         actions = np.empty(self.num_envs, dtype=np.int64)
-        _compiled_random_legal(np.ascontiguousarray(mask).view(np.uint8), self._gen, actions)
+        self._kernel(np.ascontiguousarray(mask).view(np.uint8), self._gen, actions)
         return actions
 
 

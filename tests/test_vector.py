@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from spades_env import IllegalActionError, SpadesGame, raw_env
+from spades_env import IllegalActionError, SpadesGame, raw_env, vector
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE
 from spades_env.core.rng import seed_to_rng
@@ -418,15 +418,20 @@ def test_play_random_decisions_are_legal():
             games[i] = nxt
 
 
-def test_parallel_kernels_give_the_same_games():
-    kw = {"rules": "tournament", "episode": "hand", "seed": 12}
-    s, p = VectorSpades(16, **kw), VectorSpades(16, parallel=True, **kw)
+@pytest.mark.parametrize("B, obs_dtype", [(16, "float32"), (150, "uint8")])
+def test_parallel_kernels_give_the_same_games(B, obs_dtype):
+    """``parallel=True`` (chunks of games over numba's threads; at B = 150, 64 chunks of 2-3
+    games) steps, observes and plays exactly as the serial kernels."""
+    kw = {"rules": "tournament", "episode": "hand", "seed": 12, "obs_dtype": obs_dtype}
+    s, p = VectorSpades(B, **kw), VectorSpades(B, parallel=True, **kw)
     rng = np.random.default_rng(0)
     rs, rp = s._result(), p._result()
     for _ in range(200):
         a = choose(rs.mask, rng)
         rs, rp = s.step(a), p.step(a)
-        assert np.array_equal(rs.obs, rp.obs) and np.array_equal(rs.reward, rp.reward)
+        for x, y in zip(rs, rp, strict=True):
+            assert np.array_equal(x, y)
+        assert np.array_equal(s.obs_scalars, p.obs_scalars) and np.array_equal(s.states, p.states)
     s.play_random(300)
     p.play_random(300)
     assert np.array_equal(s.states, p.states)
@@ -495,9 +500,11 @@ def test_compiled_random_legal_plays_real_games_and_is_reproducible():
         CompiledRandomLegal(37, seed=10),
     )
     ra, rb = v._result(), w._result()
+    sp = CompiledRandomLegal(37, seed=9, parallel=True)  # rows over numba's threads: the same draws
     phases, differ = set(), False
     for _ in range(500):
         a, b = sa(ra.mask), sb(rb.mask)
+        assert np.array_equal(sp(ra.mask), a)
         assert a.dtype == np.int64 and a.shape == (37,)
         assert np.all(ra.mask[np.arange(37), a] == 1)
         assert np.array_equal(a, b)
@@ -506,6 +513,17 @@ def test_compiled_random_legal_plays_real_games_and_is_reproducible():
         ra, rb = v.step(a), w.step(b)
     assert {L.PH_BLIND, L.PH_BID, L.PH_EXCHANGE, L.PH_PLAY} <= phases
     assert differ
+
+
+@pytest.mark.parametrize("n", [1, 2, 63, 64, 65, 150, 4097])
+def test_chunk_bounds_cover_the_games_once(n):
+    """The parallel kernels' chunks: contiguous, in order, sizes within one, every game once."""
+    chunks = min(n, vector._CHUNKS)
+    bounds = [vector._chunk_bounds(n, chunks, c) for c in range(chunks)]
+    assert bounds[0][0] == 0 and bounds[-1][1] == n
+    assert all(a[1] == b[0] for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+    sizes = {hi - lo for lo, hi in bounds}
+    assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
 
 
 def test_compiled_random_legal_is_uniform_over_the_legal_actions():
@@ -537,6 +555,8 @@ def test_compiled_random_legal_bad_input_and_empty_rows():
         sample(np.ones((3, 70), dtype=np.float32))
     with pytest.raises(ValueError, match="seed"):
         CompiledRandomLegal(3, seed=-1)
+    with pytest.raises(TypeError, match="parallel must be a bool"):
+        CompiledRandomLegal(3, seed=0, parallel="yes")
     mask = np.ones((3, 70), dtype=np.int8)
     mask[1] = 0
     a = sample(mask)
