@@ -127,3 +127,36 @@ def test_finetune_config_loads():
     assert cfg.anchor_coef == 0.5 and cfg.init_logit_scale == 3.0
     assert cfg.init_from == "checkpoints/spades_family_v4" and (ROOT / cfg.init_from / "meta.json").is_file()
     assert cfg.pool_opponent_share == 0.0 and cfg.scripted_opponent_share == 1.0 and cfg.score_clip == 2.0
+
+
+def test_pool_start_puts_the_started_policy_in_the_pool(start, tmp_path):
+    """``pool_start``: the sharpened start is the pool's one snapshot before any update, pool
+    games face it from their first decision, and it stays frozen while the learner moves."""
+    from training.league import POOL
+    from training.ppo import Trainer
+
+    ov = [
+        *FAST,
+        f"init_from={start}",
+        "init_logit_scale=2",
+        "pool_start=true",
+        "pool_size=1",
+        "pool_every=100000",
+        "pool_opponent_share=0.5",
+        "scripted_opponent_share=0",
+        "scripted_partner_share=0",
+        "learning_rate=0.003",
+        "total_decisions=4096",
+    ]
+    tr = Trainer(load_train_config(SMOKE, ov), tmp_path / "pool")
+    assert len(tr.pool) == 1 and (tr.kind == POOL).any()
+    frozen = {k: v.clone() for k, v in tr.pool[0].state_dict().items()}
+    for k, v in tr.model.state_dict().items():
+        assert torch.equal(frozen[k], v), k
+    done = train(load_train_config(SMOKE, ov), tmp_path / "run")
+    assert len(done.pool) == 1
+    for k, v in done.pool[0].state_dict().items():
+        assert torch.equal(v, frozen[k]), k  # the same start, never replaced
+    assert any(not torch.equal(v, frozen[k]) for k, v in done.model.state_dict().items())
+    with pytest.raises(ConfigError, match="'pool_start'.*pool_size"):
+        load_train_config(SMOKE, ["pool_start=true", "pool_size=0"])

@@ -146,10 +146,12 @@ class Trainer:
         self.update = 0
         self.decisions = 0
         self.eval_results: list[dict[str, Any]] = []
-        self.league.assign_roles(np.arange(B))
         if cfg.init_from and resume is None:
             _resume.init_weights(self.model, cfg, cfg.init_from)
             scale_logits(self.model, cfg.init_logit_scale)
+        if cfg.pool_start and cfg.pool_size > 0 and resume is None:
+            self.league.snapshot(self.model)
+        self.league.assign_roles(np.arange(B))
         if resume is not None:
             self.restore(resume)
         self.anchor: ActorCritic | None = None

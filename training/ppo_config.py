@@ -119,6 +119,10 @@ class TrainConfig:
     """Snapshots kept in the opponent pool (oldest dropped)."""
     pool_every: int = 20
     """Updates between snapshots added to the pool."""
+    pool_start: bool = False
+    """Put the started policy (``init_from``, after ``init_logit_scale``) in the pool before
+    the first update, so that pool games face it from the start (with a large ``pool_every``,
+    a fixed opponent: the policy the run started from)."""
 
     checkpoint_every: int = 50
     """Updates between checkpoints (``checkpoints/ckpt_NNNNNN`` and ``checkpoints/latest``)."""
@@ -194,6 +198,8 @@ class TrainConfig:
             return "policy_warmup_updates", "must be 0 or more"
         if self.pool_size < 0:
             return "pool_size", "must be 0 or more"
+        if self.pool_start and self.pool_size == 0:
+            return "pool_start", "needs pool_size of at least 1 (the pool it puts the started policy in)"
         if (self.scripted_opponent_share > 0 or self.scripted_partner_share > 0) and not self.scripted_bots:
             return "scripted_bots", "needs at least one bot name when a scripted share is positive"
         from spades_env.bots import PolicyNameError, parse_policy_name
