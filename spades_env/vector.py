@@ -107,6 +107,7 @@ from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.core.validate import (
     InputError,
     InputTypeError,
+    check_bool,
     check_count,
     check_int,
     check_seat,
@@ -399,9 +400,6 @@ def _step_range(states, params, family, ridx, actions, active, use_active, knobs
 
 @jit
 def _step_serial(states, params, family, ridx, actions, active, use_active, knobs, out, write_obs):
-    states, params, family, ridx, actions, active, out = borrow(
-        (states, params, family, ridx, actions, active, out)
-    )
     _step_range(
         states, params, family, ridx, actions, active, use_active, knobs, out, write_obs, 0, states.shape[0]
     )
@@ -422,9 +420,6 @@ def _step_parallel(states, params, family, ridx, actions, active, use_active, kn
     """Contiguous chunks of games, each stepped by the serial loop (numba's static schedule
     gives each thread a run of chunks): a ``prange`` over single games paid a call per game
     and lost the prefetch."""
-    states, params, family, ridx, actions, active, out = borrow(
-        (states, params, family, ridx, actions, active, out)
-    )
     n = states.shape[0]
     chunks = min(n, _CHUNKS)
     for c in prange(chunks):
@@ -508,13 +503,11 @@ def _play_random_parallel(states, params, family, ridx, play_rng, n, knobs, game
 
 @jit
 def _observe_serial(states, params, obs, scalars, masks, seats, write_obs):
-    states, params, obs, scalars, masks, seats = borrow((states, params, obs, scalars, masks, seats))
     _observe_range(states, params, obs, scalars, masks, seats, write_obs, 0, states.shape[0])
 
 
 @pjit
 def _observe_parallel(states, params, obs, scalars, masks, seats, write_obs):
-    states, params, obs, scalars, masks, seats = borrow((states, params, obs, scalars, masks, seats))
     n = states.shape[0]
     chunks = min(n, _CHUNKS)
     for c in prange(chunks):
@@ -635,7 +628,6 @@ def _random_legal_range(masks, gen, actions, lo, hi):
 
 @jit
 def _compiled_random_legal(masks, gen, actions):
-    masks, gen, actions = borrow((masks, gen, actions))
     _random_legal_range(masks, gen, actions, 0, masks.shape[0])
 
 
@@ -643,7 +635,6 @@ def _compiled_random_legal(masks, gen, actions):
 def _compiled_random_legal_parallel(masks, gen, actions):
     """The rows in contiguous chunks over numba's threads: the same actions as the serial
     kernel (each row draws from its own generator)."""
-    masks, gen, actions = borrow((masks, gen, actions))
     n = masks.shape[0]
     chunks = min(n, _CHUNKS)
     for c in prange(chunks):
@@ -662,9 +653,7 @@ class CompiledRandomLegal:
 
     def __init__(self, num_envs: int, seed: int | None = None, parallel: bool = False) -> None:
         self.num_envs = B = check_count(num_envs, "num_envs")
-        if not isinstance(parallel, (bool, np.bool_)):
-            raise InputTypeError(f"parallel must be a bool, got {parallel!r}")
-        self.parallel = bool(parallel)
+        self.parallel = check_bool(parallel, "parallel")
         self._kernel = _compiled_random_legal_parallel if self.parallel else _compiled_random_legal
         seed = check_seed(seed)
         self._gen = (np.random.SeedSequence(seed).generate_state(B, np.uint64) & np.uint64(_MASK48)).astype(

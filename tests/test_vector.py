@@ -555,7 +555,7 @@ def test_compiled_random_legal_bad_input_and_empty_rows():
         sample(np.ones((3, 70), dtype=np.float32))
     with pytest.raises(ValueError, match="seed"):
         CompiledRandomLegal(3, seed=-1)
-    with pytest.raises(TypeError, match="parallel must be a bool"):
+    with pytest.raises(TypeError, match="parallel must be true or false"):
         CompiledRandomLegal(3, seed=0, parallel="yes")
     mask = np.ones((3, 70), dtype=np.int8)
     mask[1] = 0

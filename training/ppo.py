@@ -149,7 +149,7 @@ class Trainer:
         if cfg.init_from and resume is None:
             _resume.init_weights(self.model, cfg, cfg.init_from)
             scale_logits(self.model, cfg.init_logit_scale)
-        if cfg.pool_start and cfg.pool_size > 0 and resume is None:
+        if cfg.pool_start and resume is None:  # the config requires pool_size >= 1
             self.league.snapshot(self.model)
         self.league.assign_roles(np.arange(B))
         if resume is not None:
