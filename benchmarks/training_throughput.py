@@ -11,8 +11,10 @@ rates, the opponent mix), and each figure is the median over the rounds.
   (network forward for every seat, engine steps, critic inputs) plus the PPO update, with
   ``policy_warmup_updates=0`` (the shipped config's critic-only warm-up would otherwise leave
   the actor out of every timed update) and ``init_from`` off. Checkpoints, evaluation and
-  TensorBoard are off. Pure self-play (scripted and pool shares 0) and, unless ``--no-mix``,
-  the config's own opponent mix. Decisions/s = decisions collected / (collection + update).
+  TensorBoard are off. Pure self-play (scripted and pool shares 0) twice: with the sparse first
+  layers (``sparse_input: true``, the default: :mod:`training.sparse_input`) and with dense ones;
+  and, unless ``--no-mix``, the config's own opponent mix (sparse). Decisions/s = decisions
+  collected / (collection + update).
 * **SB3**: sb3-contrib ``MaskablePPO`` on ``SpadesSB3VecEnv`` (the same batched engine, as many
   games, the same rollout length, epochs, minibatches and layer sizes, ReLU as ours), learner
   team N-S, the other team uniformly random Python Policies; its critic reads the observation
@@ -27,7 +29,9 @@ rates, the opponent mix), and each figure is the median over the rounds.
   ``target_kl`` may stop an update early). The matmul-limited rate is the decisions/s the
   trainer would reach if it spent time only in those GEMMs at the measured rates; the
   fraction = achieved decisions/s / that rate (= decisions/s x FLOPs per decision / the
-  FLOP-weighted matmul rate).
+  FLOP-weighted matmul rate), for the dense trainer. The sparse trainer skips most of the first
+  layers' FLOPs (the inputs' zeros); the GEMM work it leaves is printed (its first layers
+  counted at the non-zero entries), and its rate counted as the dense network's work.
 * **threads**: ``--threads`` torch threads and numba threads (the compiled L2 seats of the
   opponent mix), numba's ``workqueue`` layer by default (``--threading-layer default`` keeps
   numba's own choice, OpenMP here, whose pool torch shares).
@@ -299,10 +303,10 @@ def main() -> int:
         flush=True,
     )
     t = f"torch_threads={args.threads}"
-    pure = Ours(
-        args.config, ["pool_opponent_share=0", "scripted_opponent_share=0", "scripted_partner_share=0", t]
-    )
-    mixed = None if args.no_mix else Ours(args.config, [t])
+    self_play = ["pool_opponent_share=0", "scripted_opponent_share=0", "scripted_partner_share=0", t]
+    pure = Ours(args.config, [*self_play, "sparse_input=true"])
+    dense = Ours(args.config, [*self_play, "sparse_input=false"])
+    mixed = None if args.no_mix else Ours(args.config, [t, "sparse_input=true"])
     sb3 = SB3(args.config)
     cfg = pure.cfg
     nets = {"actor": linears(pure.tr.model.actor), "critic": linears(pure.tr.model.critic)}
@@ -313,6 +317,7 @@ def main() -> int:
     for r in range(args.rounds):
         steps = [
             lambda: pure.run(args.updates),
+            lambda: dense.run(args.updates),
             lambda: sb3_rates.append(sb3.run(args.sb3_rollouts)),
             mm.measure,
         ]
@@ -344,7 +349,8 @@ def main() -> int:
     )
     print("\n| trainer | decisions/s end to end | collection only | update only | per CPU-second |")
     print("|---|---:|---:|---:|---:|")
-    table = [("ours, self-play only", pure)] + ([("ours, config's opponent mix", mixed)] if mixed else [])
+    table = [("ours, self-play only", pure), ("ours, self-play only, dense first layers", dense)]
+    table += [("ours, config's opponent mix", mixed)] if mixed else []
     for name, o in table:
         tot, col, upd, cpu = rates(o)
         print(f"| {name} | {tot:,.0f} | {col:,.0f} | {upd:,.0f} | {cpu:,.0f} |")
@@ -355,7 +361,7 @@ def main() -> int:
     tot, _, _, tot_cpu = rates(pure)
     line = (
         f"\nratio to SB3, training samples per second: self-play {tot / sb3_learner:.2f}x "
-        f"(per CPU-second {tot_cpu / sb3_cpu:.2f}x)"
+        f"(per CPU-second {tot_cpu / sb3_cpu:.2f}x; dense first layers {rates(dense)[0] / sb3_learner:.2f}x)"
     )
     if mixed:
         line += f"; the config's opponent mix (every decision, scripted seats' too) {rates(mixed)[0] / sb3_learner:.2f}x"
@@ -372,9 +378,11 @@ def main() -> int:
                 f"{mm.rate(b, i, o, kd) / 1e9:.1f} ({mm.rate(b, i, o, kd, 1) / 1e9:.1f})" for b, kd in keys
             ]
             print(f"| {net} {i} x {o} | " + " | ".join(cells + ([] if k else ["-"])) + " |")
-    last = pure.runs[-1]
+    # the matmul target is about the dense GEMMs: the dense trainer's rate against them
+    last = dense.runs[-1]
     n = last["decisions"]
     rows = last["rows"]
+    tot, _, _, tot_cpu = rates(dense)
     f_act, f_crit = fwd_flops(nets["actor"]), fwd_flops(nets["critic"])
     g_act, g_crit = train_flops(nets["actor"]), train_flops(nets["critic"])
     coll_flops = rows["act"][False] * f_act + rows["value"][False] * f_crit
@@ -409,16 +417,47 @@ def main() -> int:
             f"SB3 {sf / 1e6:.2f} MFLOP per learner decision, {sb3_rate * sf / eff:.1%}"
         )
     ideal_c, ideal_u = ideal_seconds(0)
+    print(
+        f"GEMM-limited time of the dense trainer's last round (wall rates): collection {ideal_c:.2f} s, update "
+        f"{ideal_u:.2f} s (of {last['collect']:.2f} s and {last['update']:.2f} s measured)"
+    )
+
+    # ---- the sparse first layers: the GEMM FLOPs they leave ----
+    buf = pure.tr
+    nnz_obs = float((buf.buf_obs != 0).sum(-1).mean())
+    nnz_crit = nnz_obs + float((buf.buf_hidden != 0).sum(-1).mean())
+    (a_in, a_out), (c_in, c_out) = nets["actor"][0], nets["critic"][0]
+    saved_fwd = 2 * ((a_in - nnz_obs) * a_out), 2 * ((c_in - nnz_crit) * c_out)
+    sp_coll = coll_flops - rows["act"][False] * saved_fwd[0] - rows["value"][False] * saved_fwd[1]
+    # forward and dW of each first layer run on the non-zero entries only
+    sp_upd = upd_flops - 2 * (rows["evaluate"][True] * saved_fwd[0] + rows["value"][True] * saved_fwd[1])
+    sp_per = (sp_coll + sp_upd) / n
+    sp_tot = rates(pure)[0]
+    print(
+        f"sparse first layers (the default): {nnz_obs:.1f} of {a_in} observation entries and {nnz_crit:.1f} of "
+        f"{c_in} critic-input entries are non-zero on average, so the GEMM work is {sp_per / 1e6:.2f} MFLOP per "
+        f"decision (dense {per / 1e6:.2f}); {sp_tot:,.0f} decisions/s = {sp_tot / tot:.2f}x the dense trainer, "
+        f"{sp_tot * per / 1e9:.1f} GFLOP/s counted as the dense network's work ({sp_tot / (n / (ideal_c + ideal_u)):.1%} of "
+        f"the dense matmul-limited rate; over 100% is work skipped, not a faster GEMM)"
+    )
 
     # ---- profile (self-play, last round) ----
+    for label, o in (("sparse first layers", pure), ("dense first layers", dense)):
+        profile(label, o.runs[-1])
+    return 0
+
+
+def profile(label: str, last: dict) -> None:
+    """Where one self-play round's time went."""
     t_ = last["t"]
+    n = last["decisions"]
     coll, upd = last["collect"], last["update"]
     step, hidden = sum(t_["step"]), sum(t_["hidden"])
     cf = t_["value"][0] + t_["act"][0]
     uf = t_["value"][1] + t_["evaluate"][1]
     adv = sum(t_["advantages"])
     total = coll + upd
-    print(f"\nwhere the time goes (self-play, last round, {n} decisions, {total:.2f} s):")
+    print(f"\nwhere the time goes (self-play, {label}, last round, {n} decisions, {total:.2f} s):")
     parts = [
         ("collection: engine step (obs, masks)", step),
         ("collection: critic inputs (state_vectors + gather)", hidden),
@@ -435,11 +474,6 @@ def main() -> int:
     ]
     for name, sec in parts:
         print(f"  {name:<58} {sec:6.3f} s  {sec / total:5.1%}")
-    print(
-        f"  GEMM-limited time (wall rates): collection {ideal_c:.2f} s, update {ideal_u:.2f} s "
-        f"(of {coll:.2f} s and {upd:.2f} s measured)"
-    )
-    return 0
 
 
 if __name__ == "__main__":

@@ -82,6 +82,18 @@ def test_fit_learns_the_teacher():
     assert history[-1]["loss"] < history[0]["loss"]
 
 
+def test_fit_same_with_sparse_and_dense_inputs():
+    base = load_bc_config(BC, TINY + ["score_clip=0.5"])
+    data = teacher_chunk(base.rules, base.teacher, 2000, base.num_envs, seed=2)
+    runs = [fit(dataclasses.replace(base, sparse_input=sparse), data) for sparse in (False, True)]
+    (dense, hd), (sparse, hs) = runs
+    for a, b in zip(hd, hs, strict=True):
+        for k in a:
+            assert b[k] == pytest.approx(a[k], rel=1e-4, nan_ok=True), k
+    for (name, p), (_, q) in zip(dense.actor.named_parameters(), sparse.actor.named_parameters(), strict=True):
+        torch.testing.assert_close(q, p, rtol=1e-4, atol=1e-5, msg=name)
+
+
 def test_bc_run_saves_a_deterministic_policy_and_ppo_starts_from_it(tmp_path):
     ck = run(load_bc_config(BC, TINY), tmp_path / "bc")
     model, meta = load_checkpoint(ck)

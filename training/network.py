@@ -10,6 +10,9 @@ centralized critic that reads the full state (every hand) but never acts.
   team thousands of points behind reads as one ``score_clip`` targets behind, a value training
   reached, and not -40 (``spades_env.observation.score_clip_bounds``; the NumPy actor of
   ``spades_env.checkpoint`` does the same).
+* every input may be a dense tensor or :class:`training.sparse_input.SparseRows` (the same rows
+  in CSR form): then the first layer is computed from the non-zero entries only, with the same
+  weights (:func:`run_mlp`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ import torch
 from torch import nn
 
 from spades_env.observation import score_clip_bounds
+from training.sparse_input import SparseRows, sparse_linear
+
+Input = torch.Tensor | SparseRows
+"""A network input: dense ``[N, size]`` float32, or the same rows in CSR form."""
 
 MASKED_LOGIT = -1.0e8
 """Logit of an illegal action: exp() of it underflows to exactly 0 after the softmax."""
@@ -53,6 +60,20 @@ def mlp(sizes: list[int], out: int, out_gain: float, score_clip: float | None = 
         return nn.Sequential(*layers)
     lo, hi = score_clip_bounds(sizes[0], score_clip)
     return ClippedSequential(layers, torch.from_numpy(lo), torch.from_numpy(hi))
+
+
+def run_mlp(net: nn.Sequential, x: Input) -> torch.Tensor:
+    """``net(x)``; for :class:`SparseRows` the first ``nn.Linear`` (after the score clip of a
+    :class:`ClippedSequential`) runs on the non-zero entries only."""
+    if not isinstance(x, SparseRows):
+        return net(x)
+    layers = list(net)
+    if isinstance(net, ClippedSequential):
+        x = x.clipped(net.lo.numpy(), net.hi.numpy())
+    h = sparse_linear(x, layers[0].weight, layers[0].bias)
+    for layer in layers[1:]:
+        h = layer(h)
+    return h
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -97,29 +118,29 @@ class ActorCritic(nn.Module):
         self.actor = mlp([obs_size, *hidden], num_actions, 0.01, self.score_clip)
         self.critic = mlp([critic_size, *critic_hidden], 2, 1.0, self.score_clip)
 
-    def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def logits(self, obs: Input, mask: torch.Tensor) -> torch.Tensor:
         """Masked logits ``[N, 70]``."""
-        return masked_logits(self.actor(obs), mask)
+        return masked_logits(run_mlp(self.actor, obs), mask)
 
-    def value(self, critic_in: torch.Tensor) -> torch.Tensor:
+    def value(self, critic_in: Input) -> torch.Tensor:
         """``[N, 2]``: value of the acting seat's team, and of the other team."""
-        return self.critic(critic_in)
+        return run_mlp(self.critic, critic_in)
 
     def act(
-        self, obs: torch.Tensor, mask: torch.Tensor, generator: torch.Generator | None = None
+        self, obs: Input, mask: torch.Tensor, generator: torch.Generator | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Sample actions from the masked policy; returns (actions, their log-probabilities)."""
         logp = torch.log_softmax(self.logits(obs, mask), dim=-1)
         actions = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
         return actions, logp.gather(-1, actions[:, None]).squeeze(-1)
 
-    def log_probs(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def log_probs(self, obs: Input, mask: torch.Tensor) -> torch.Tensor:
         """Log-probabilities of every action under the masked policy, ``[N, 70]`` (illegal
         actions: about ``MASKED_LOGIT``, probability exactly 0)."""
         return torch.log_softmax(self.logits(obs, mask), dim=-1)
 
     def evaluate(
-        self, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor
+        self, obs: Input, mask: torch.Tensor, actions: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Log-probabilities of ``actions`` and the masked entropy, both ``[N]``, and the
         log-probabilities of every action, ``[N, 70]`` (:meth:`log_probs`)."""

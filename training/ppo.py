@@ -75,9 +75,10 @@ from training.config import ConfigError, config_to_dict
 from training.evaluate import eval_scalars
 from training.evaluate import evaluate as _evaluate
 from training.league import LEARNER, POOL, SCRIPTED, League, ScriptedSeats
-from training.network import ActorCritic, masked_kl
+from training.network import ActorCritic, Input, masked_kl
 from training.plots import plot_history
 from training.ppo_config import TrainConfig, load_train_config
+from training.sparse_input import SparseRows
 
 
 def numba_workqueue() -> None:
@@ -199,6 +200,12 @@ class Trainer:
         out = h[np.arange(B)[:, None, None], np.arange(2)[None, :, None], idx[:, None, :]]
         return out.reshape(B, -1).astype(np.uint8)
 
+    def _critic_input(self, obs: np.ndarray, hidden: np.ndarray) -> Input:
+        """The critic's input rows ``[obs, hidden]`` (CSR with ``sparse_input``, else dense)."""
+        if self.cfg.sparse_input:
+            return SparseRows.from_dense(obs, hidden)
+        return torch.cat([torch.from_numpy(obs), torch.from_numpy(hidden).float()], 1)
+
     # -- acting ------------------------------------------------------------------------------
     @torch.no_grad()
     def _act(self, t: int) -> np.ndarray:
@@ -215,17 +222,17 @@ class Trainer:
         self.buf_learner[t] = learner
         obs_t = torch.from_numpy(self.buf_obs[t])
         mask_t = torch.from_numpy(self.buf_mask[t])
-        crit = torch.cat([obs_t, torch.from_numpy(self.buf_hidden[t]).float()], 1)
-        self.buf_value[t] = self.model.value(crit).numpy()
+        self.buf_value[t] = self.model.value(self._critic_input(self.buf_obs[t], self.buf_hidden[t])).numpy()
         actions = np.zeros(B, dtype=np.int64)
         li = np.flatnonzero(learner)
         if li.size:
-            a, lp = self.model.act(obs_t[li], mask_t[li], self.gen)
+            obs_li = SparseRows.from_dense(self.buf_obs[t][li]) if self.cfg.sparse_input else obs_t[li]
+            a, lp = self.model.act(obs_li, mask_t[li], self.gen)
             actions[li] = a.numpy()
             self.buf_logp[t, li] = lp.numpy()
             if self.anchor is not None and self.update >= self.cfg.policy_warmup_updates:
                 # (during the critic-only warm-up the update does not read them)
-                self.buf_anchor[t, li] = self.anchor.log_probs(obs_t[li], mask_t[li]).numpy()
+                self.buf_anchor[t, li] = self.anchor.log_probs(obs_li, mask_t[li]).numpy()
         self.league.act(kind, seat, obs, mask, obs_t, mask_t, e.states, self.gen, actions)
         self.buf_action[t] = actions
         return actions
@@ -265,8 +272,7 @@ class Trainer:
             self._after_step(t, res)
         e = self.engine
         with torch.no_grad():
-            crit = torch.cat([torch.from_numpy(e._obs), torch.from_numpy(self._hidden(e._seat)).float()], 1)
-            self.boot_value = self.model.value(crit).numpy()
+            self.boot_value = self.model.value(self._critic_input(e._obs, self._hidden(e._seat))).numpy()
             self.boot_seat = e._seat.copy()
         self.decisions += self.cfg.num_envs * self.cfg.num_steps
 
@@ -304,8 +310,13 @@ class Trainer:
             self.optimizer.param_groups[0]["lr"] = frac * cfg.learning_rate
         adv_pi, ret = self.advantages()
         N = cfg.num_envs * cfg.num_steps
-        obs = torch.from_numpy(self.buf_obs.reshape(N, -1))
-        hidden = torch.from_numpy(self.buf_hidden.reshape(N, -1))
+        obs_rows, hidden_rows = self.buf_obs.reshape(N, -1), self.buf_hidden.reshape(N, -1)
+        if cfg.sparse_input:  # CSR once per update; minibatches take their rows from it
+            obs: Input = SparseRows.from_dense(obs_rows)
+            crit_all: Input = SparseRows.from_dense(obs_rows, hidden_rows)
+        else:
+            obs = torch.from_numpy(obs_rows)
+            hidden = torch.from_numpy(hidden_rows)
         mask = torch.from_numpy(self.buf_mask.reshape(N, -1))
         actions = torch.from_numpy(self.buf_action.reshape(N))
         old_logp = torch.from_numpy(self.buf_logp.reshape(N))
@@ -323,11 +334,14 @@ class Trainer:
             for start in range(0, N, mb_size):
                 mb = perm[start : start + mb_size]
                 lmb = mb[learner[mb]]
-                crit = torch.cat([obs[mb], hidden[mb].float()], 1)
+                if cfg.sparse_input:
+                    crit, obs_l = crit_all.take(mb), obs.take(lmb)
+                else:
+                    crit, obs_l = torch.cat([obs[mb], hidden[mb].float()], 1), obs[lmb]
                 v_loss = 0.5 * ((self.model.value(crit) - returns[mb]) ** 2).mean()
                 loss = cfg.vf_coef * v_loss
                 if lmb.numel() and self.update >= cfg.policy_warmup_updates:
-                    logp, ent, logp_all = self.model.evaluate(obs[lmb], mask[lmb], actions[lmb])
+                    logp, ent, logp_all = self.model.evaluate(obs_l, mask[lmb], actions[lmb])
                     logratio = logp - old_logp[lmb]
                     ratio = logratio.exp()
                     a = adv[lmb]

@@ -45,6 +45,10 @@ class TrainConfig:
     """Decisions per game per rollout (a rollout is ``num_envs * num_steps`` decisions)."""
     torch_threads: int = 1
     """``torch.set_num_threads`` (0: leave torch's default)."""
+    sparse_input: bool = True
+    """Compute the actor's and the critic's first layer from the inputs' non-zero entries only
+    (:mod:`training.sparse_input`; the same weights and, to float rounding, the same results as
+    the dense layer, several times faster). ``false``: dense ``nn.Linear`` inputs."""
     max_minutes: float = 0.0
     """Stop after this many minutes of wall time in this process, saving and evaluating as at
     the end (0: no limit; ``total_decisions`` still applies)."""
