@@ -23,6 +23,7 @@ from spades_env.core.actions import NUM_ACTIONS
 from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE
 from training.checkpoint import load_weights
 from training.network import ActorCritic
+from training.sparse_input import SparseRows
 
 LEARNER, POOL, SCRIPTED = 0, 1, 2
 
@@ -162,7 +163,8 @@ class League:
             pidx = self.pool_idx[pool_rows, seat[pool_rows]]
             for j in np.unique(pidx):
                 rows = pool_rows[pidx == j]
-                a, _ = self.pool[j].act(obs_t[rows], mask_t[rows], gen)
+                x = SparseRows.from_dense(obs[rows]) if self.cfg.sparse_input else obs_t[rows]
+                a, _ = self.pool[j].act(x, mask_t[rows], gen)
                 actions[rows] = a.numpy()
         scripted = np.flatnonzero(kind == SCRIPTED)
         if scripted.size:
