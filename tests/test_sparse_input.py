@@ -206,3 +206,19 @@ def test_sparse_input_must_be_a_bool():
 
     with pytest.raises(ConfigError, match="sparse_input"):
         load_train_config(SMOKE, ["sparse_input=3"])
+
+
+def test_the_transposed_weight_follows_in_place_changes():
+    lin = torch.nn.Linear(6, 4)
+    rows = SparseRows.from_dense(np.eye(6, dtype=np.float32))
+    first = sparse_linear(rows, lin.weight, lin.bias).detach().clone()
+    torch.testing.assert_close(first, lin(torch.eye(6)).detach())
+    opt = torch.optim.SGD(lin.parameters(), lr=0.5)
+    sparse_linear(rows, lin.weight, lin.bias).sum().backward()
+    opt.step()  # in place: the cached transpose must not be used again
+    after = sparse_linear(rows, lin.weight, lin.bias).detach()
+    assert not torch.allclose(after, first)
+    torch.testing.assert_close(after, lin(torch.eye(6)).detach())
+    with torch.no_grad():
+        lin.weight.copy_(torch.arange(24.0).reshape(4, 6))
+    torch.testing.assert_close(sparse_linear(rows, lin.weight, lin.bias).detach(), lin(torch.eye(6)).detach())
