@@ -76,6 +76,15 @@ def test_from_dense_take_round_trip(n, p, q, density, seed):
     pick = rng.integers(-n, n, size=2 * n) if n else np.zeros(0, dtype=np.int64)
     np.testing.assert_array_equal(rows.take(pick).to_dense(), dense[pick])
     np.testing.assert_array_equal(rows.take(torch.from_numpy(pick)).to_dense(), dense[pick])
+    w = int(rng.integers(0, p + q + 1))
+    left = rows.take(pick, w)
+    assert left.shape == (len(pick), w)
+    np.testing.assert_array_equal(left.to_dense(), dense[pick, :w])
+    cut = int(rng.integers(0, n + 1))
+    parts = [rows.take(np.arange(cut)), rows.take(np.arange(cut, n))]
+    joined = SparseRows.concat(parts)
+    np.testing.assert_array_equal(joined.to_dense(), dense)
+    np.testing.assert_array_equal(joined.indptr, rows.indptr)
 
 
 def test_bad_input_is_refused():
@@ -90,6 +99,12 @@ def test_bad_input_is_refused():
         rows.clipped(np.full(3, 0.5, dtype=np.float32), np.full(3, 1.0, dtype=np.float32))
     with pytest.raises(ValueError, match="bounds of 2 entries for rows of 3"):
         rows.clipped(np.zeros(2, dtype=np.float32), np.ones(2, dtype=np.float32))
+    with pytest.raises(ValueError, match="width 4 is outside 0..3"):
+        rows.take([0], 4)
+    with pytest.raises(ValueError, match=r"widths differ: \[2, 3\]"):
+        SparseRows.concat([rows, rows.take([0], 2)])
+    with pytest.raises(ValueError, match="no parts"):
+        SparseRows.concat([])
     with pytest.raises(ValueError, match=r"float32 weight \[out, 3\]"):
         sparse_linear(rows, torch.zeros(4, 5), torch.zeros(4))
 

@@ -178,6 +178,8 @@ class Trainer:
         # the anchor's log-probabilities of every action at the learner's decisions
         self.buf_anchor = np.zeros((T, B, NUM_ACTIONS) if self.anchor else (0,), dtype=np.float32)
         self._sv = np.zeros((B, STATE_VEC_SIZE), dtype=np.float32)
+        self.step_rows: list[SparseRows | None] = [None] * T
+        """``sparse_input``: each step's critic input rows (CSR), built once while collecting."""
         self.ep_stats: dict[str, list[float]] = {}
 
     @property
@@ -222,11 +224,14 @@ class Trainer:
         self.buf_learner[t] = learner
         obs_t = torch.from_numpy(self.buf_obs[t])
         mask_t = torch.from_numpy(self.buf_mask[t])
-        self.buf_value[t] = self.model.value(self._critic_input(self.buf_obs[t], self.buf_hidden[t])).numpy()
+        crit = self._critic_input(self.buf_obs[t], self.buf_hidden[t])
+        self.buf_value[t] = self.model.value(crit).numpy()
+        if isinstance(crit, SparseRows):
+            self.step_rows[t] = crit  # the update reuses them
         actions = np.zeros(B, dtype=np.int64)
         li = np.flatnonzero(learner)
         if li.size:
-            obs_li = SparseRows.from_dense(self.buf_obs[t][li]) if self.cfg.sparse_input else obs_t[li]
+            obs_li = crit.take(li, OBS_SIZE) if isinstance(crit, SparseRows) else obs_t[li]
             a, lp = self.model.act(obs_li, mask_t[li], self.gen)
             actions[li] = a.numpy()
             self.buf_logp[t, li] = lp.numpy()
@@ -310,13 +315,11 @@ class Trainer:
             self.optimizer.param_groups[0]["lr"] = frac * cfg.learning_rate
         adv_pi, ret = self.advantages()
         N = cfg.num_envs * cfg.num_steps
-        obs_rows, hidden_rows = self.buf_obs.reshape(N, -1), self.buf_hidden.reshape(N, -1)
-        if cfg.sparse_input:  # CSR once per update; minibatches take their rows from it
-            obs: Input = SparseRows.from_dense(obs_rows)
-            crit_all: Input = SparseRows.from_dense(obs_rows, hidden_rows)
+        if cfg.sparse_input:  # the rollout's CSR rows (collect's); minibatches take theirs from them
+            crit_all = SparseRows.concat(self.step_rows)
         else:
-            obs = torch.from_numpy(obs_rows)
-            hidden = torch.from_numpy(hidden_rows)
+            obs = torch.from_numpy(self.buf_obs.reshape(N, -1))
+            hidden = torch.from_numpy(self.buf_hidden.reshape(N, -1))
         mask = torch.from_numpy(self.buf_mask.reshape(N, -1))
         actions = torch.from_numpy(self.buf_action.reshape(N))
         old_logp = torch.from_numpy(self.buf_logp.reshape(N))
@@ -334,8 +337,8 @@ class Trainer:
             for start in range(0, N, mb_size):
                 mb = perm[start : start + mb_size]
                 lmb = mb[learner[mb]]
-                if cfg.sparse_input:
-                    crit, obs_l = crit_all.take(mb), obs.take(lmb)
+                if cfg.sparse_input:  # the actor's rows: the observation columns of the critic's
+                    crit, obs_l = crit_all.take(mb), crit_all.take(lmb, OBS_SIZE)
                 else:
                     crit, obs_l = torch.cat([obs[mb], hidden[mb].float()], 1), obs[lmb]
                 v_loss = 0.5 * ((self.model.value(crit) - returns[mb]) ** 2).mean()

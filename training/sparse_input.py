@@ -66,22 +66,25 @@ def _fill_csr(a: np.ndarray, b: np.ndarray, indptr: np.ndarray, cols: np.ndarray
 
 @numba.njit(cache=True, nogil=True)
 def _take_rows(
-    indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, rows: np.ndarray
+    indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, rows: np.ndarray, width: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
+    """Rows ``rows``, keeping the entries of columns below ``width`` (columns are ascending)."""
     m = rows.shape[0]
     out_ptr = np.empty(m + 1, dtype=np.int64)
     out_ptr[0] = 0
     for i in range(m):
         r = rows[i]
-        out_ptr[i + 1] = out_ptr[i] + indptr[r + 1] - indptr[r]
+        k = indptr[r]
+        while k < indptr[r + 1] and cols[k] < width:
+            k += 1
+        out_ptr[i + 1] = out_ptr[i] + k - indptr[r]
     total = out_ptr[m]
     out_cols = np.empty(total, dtype=cols.dtype)
     out_vals = np.empty(total, dtype=vals.dtype)
     for i in range(m):
-        r = rows[i]
-        src = indptr[r]
+        src = indptr[rows[i]]
         dst = out_ptr[i]
-        for k in range(indptr[r + 1] - src):
+        for k in range(out_ptr[i + 1] - dst):
             out_cols[dst + k] = cols[src + k]
             out_vals[dst + k] = vals[src + k]
     return out_ptr, out_cols, out_vals
@@ -139,16 +142,38 @@ class SparseRows:
         _fill_csr(a, b, indptr, cols, vals)
         return cls(indptr, cols, vals, a.shape[1] + b.shape[1])
 
-    def take(self, rows: np.ndarray | torch.Tensor) -> SparseRows:
-        """The rows ``rows`` (integer indices, in that order; repeats allowed)."""
+    def take(self, rows: np.ndarray | torch.Tensor, width: int | None = None) -> SparseRows:
+        """The rows ``rows`` (integer indices, in that order; repeats allowed); with ``width``,
+        only their first ``width`` columns (``dense[rows, :width]``)."""
         r = rows.numpy() if isinstance(rows, torch.Tensor) else np.asarray(rows)
         r = np.ascontiguousarray(r, dtype=np.int64)
         n = self.shape[0]
         if r.size and (r.min() < -n or r.max() >= n):
             raise IndexError(f"SparseRows.take: a row index is out of range for {n} rows")
+        width = self.width if width is None else width
+        if not 0 <= width <= self.width:
+            raise ValueError(f"SparseRows.take: width {width} is outside 0..{self.width}")
         r = np.where(r < 0, r + n, r)
-        indptr, cols, vals = _take_rows(self.indptr, self.cols, self.vals, r)
-        return SparseRows(indptr, cols, vals, self.width)
+        indptr, cols, vals = _take_rows(self.indptr, self.cols, self.vals, r, width)
+        return SparseRows(indptr, cols, vals, width)
+
+    @classmethod
+    def concat(cls, parts: list[SparseRows]) -> SparseRows:
+        """The rows of ``parts`` one after the other (``np.concatenate`` along rows); every part
+        must have the same width."""
+        if not parts:
+            raise ValueError("SparseRows.concat: no parts")
+        width = parts[0].width
+        if any(p.width != width for p in parts):
+            raise ValueError(f"SparseRows.concat: widths differ: {sorted({p.width for p in parts})}")
+        starts = np.cumsum([0] + [int(p.indptr[-1]) for p in parts[:-1]])
+        indptr = np.concatenate([[0]] + [p.indptr[1:] + s for p, s in zip(parts, starts, strict=True)])
+        return cls(
+            indptr.astype(np.int64, copy=False),
+            np.concatenate([p.cols for p in parts]),
+            np.concatenate([p.vals for p in parts]),
+            width,
+        )
 
     def clipped(self, lo: np.ndarray, hi: np.ndarray) -> SparseRows:
         """Every entry clipped to ``[lo[col], hi[col]]`` (bounds that keep 0 at 0, as
