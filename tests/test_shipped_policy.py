@@ -1,7 +1,8 @@
 """The shipped policies in checkpoints/: they load without training code paths of their own,
 play only legal actions, and beat the random baseline (the full evaluations are in their model
-cards). ``spades_ppo_v1`` (tournament rules, observation v1) and ``spades_family_v4`` (a family
-of rules, observation v2, its lineage in its metadata)."""
+cards). ``spades_ppo_v1`` (tournament rules, observation v1), ``spades_family_v4`` (a family
+of rules, observation v2, its lineage in its metadata) and ``spades_family_v5`` (v4 after two
+PPO rounds; ``make run``)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from training.checkpoint import load_checkpoint  # noqa: E402
 
 SHIPPED = ROOT / "checkpoints" / "spades_ppo_v1"
 FAMILY = ROOT / "checkpoints" / "spades_family_v4"
+FAMILY_V5 = ROOT / "checkpoints" / "spades_family_v5"
 RULES = {
     "tournament": load_rules("tournament"),
     "house": load_rules("house"),
@@ -100,5 +102,33 @@ def test_family_policy_plays_legal_moves_under_each_rules(name):
 def test_family_policy_beats_random(name):
     boards = run_duplicate(
         (str(FAMILY), str(FAMILY)), ("random", "random"), 6, seed=3, rules=RULES[name], fmt="hand", batched=True
+    )
+    assert summarize(boards, "hand")["margin_per_hand"]["mean"] > 50
+
+
+def test_v5_metadata_records_its_ppo_rounds():
+    _, meta = load_checkpoint(FAMILY_V5)
+    cfg = meta["config"]
+    assert meta["obs_version"] == OBS_VERSION and meta["policy"]["deterministic"] is True
+    assert cfg["init_from"] == "checkpoints/candidates/finetune_pool"  # ppo1, the first round
+    assert cfg["pool_start"] and cfg["pool_opponent_share"] == 0.5 and cfg["anchor_coef"] == 0.5
+    assert meta["update"] == cfg["total_updates"] == 1200
+    _, start = load_checkpoint(ROOT / cfg["init_from"])
+    assert start["config"]["init_from"] == "checkpoints/spades_family_v4" and start["update"] == 1000
+    assert meta["arch"] == start["arch"] and meta["arch"]["score_clip"] == 2.0
+    assert {"tournament", "house", "no_blind"} <= {r["name"] for r in meta["rules_family"]}
+    assert (FAMILY_V5 / "MODEL_CARD.md").is_file()
+    assert not (FAMILY_V5 / "train_state.safetensors").exists()
+
+
+def test_make_run_plays_the_shipped_policy():
+    assert "checkpoints/spades_family_v5 " in (ROOT / "Makefile").read_text()
+
+
+@pytest.mark.parametrize("name", ["house", "short_bags7"])
+def test_v5_plays_legal_moves_and_beats_random(name):
+    assert {"bid", "play"} <= _phases_played(FAMILY_V5, RULES[name], 7, 400)
+    boards = run_duplicate(
+        (str(FAMILY_V5), str(FAMILY_V5)), ("random", "random"), 6, seed=3, rules=RULES[name], fmt="hand", batched=True
     )
     assert summarize(boards, "hand")["margin_per_hand"]["mean"] > 50
