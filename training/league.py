@@ -23,7 +23,6 @@ from spades_env.core.actions import NUM_ACTIONS
 from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE
 from training.checkpoint import load_weights
 from training.network import ActorCritic
-from training.sparse_input import SparseRows
 
 LEARNER, POOL, SCRIPTED = 0, 1, 2
 
@@ -156,15 +155,16 @@ class League:
             self.pool_idx = np.maximum(self.pool_idx - 1, 0)
 
     @torch.no_grad()
-    def act(self, kind, seat, obs, mask, obs_t, mask_t, states, gen, actions) -> None:
-        """Fill ``actions`` of the rows whose acting seat is a pool snapshot or a scripted bot."""
+    def act(self, kind, seat, obs, mask, actor_rows, mask_t, states, gen, actions) -> None:
+        """Fill ``actions`` of the rows whose acting seat is a pool snapshot or a scripted bot
+        (``actor_rows(rows)``: the network input of those rows, dense or CSR, as the trainer's
+        ``sparse_input`` says)."""
         pool_rows = np.flatnonzero(kind == POOL)
         if pool_rows.size:
             pidx = self.pool_idx[pool_rows, seat[pool_rows]]
             for j in np.unique(pidx):
                 rows = pool_rows[pidx == j]
-                x = SparseRows.from_dense(obs[rows]) if self.cfg.sparse_input else obs_t[rows]
-                a, _ = self.pool[j].act(x, mask_t[rows], gen)
+                a, _ = self.pool[j].act(actor_rows(rows), mask_t[rows], gen)
                 actions[rows] = a.numpy()
         scripted = np.flatnonzero(kind == SCRIPTED)
         if scripted.size:

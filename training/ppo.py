@@ -59,6 +59,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +112,15 @@ def _rotation(num_seats: int) -> np.ndarray:
         for k in range(num_seats):
             perm[s, k] = (s + k) % num_seats
     return perm
+
+
+def _actor_rows(crit: Input, obs: torch.Tensor | None) -> Callable[[np.ndarray | torch.Tensor], Input]:
+    """Rows -> the actor's input for them: the observation columns of the critic's input
+    (CSR rows, or dense ``obs`` when given, else the dense critic input's first columns)."""
+    if isinstance(crit, SparseRows):
+        return lambda rows: crit.take(rows, OBS_SIZE)
+    src = obs if obs is not None else crit[:, :OBS_SIZE]
+    return lambda rows: src[rows]
 
 
 # ---- 1. the trainer: engine, network, league, buffers ---------------------------------------
@@ -228,17 +238,18 @@ class Trainer:
         self.buf_value[t] = self.model.value(crit).numpy()
         if isinstance(crit, SparseRows):
             self.step_rows[t] = crit  # the update reuses them
+        actor_rows = _actor_rows(crit, obs_t)
         actions = np.zeros(B, dtype=np.int64)
         li = np.flatnonzero(learner)
         if li.size:
-            obs_li = crit.take(li, OBS_SIZE) if isinstance(crit, SparseRows) else obs_t[li]
+            obs_li = actor_rows(li)
             a, lp = self.model.act(obs_li, mask_t[li], self.gen)
             actions[li] = a.numpy()
             self.buf_logp[t, li] = lp.numpy()
             if self.anchor is not None and self.update >= self.cfg.policy_warmup_updates:
                 # (during the critic-only warm-up the update does not read them)
                 self.buf_anchor[t, li] = self.anchor.log_probs(obs_li, mask_t[li]).numpy()
-        self.league.act(kind, seat, obs, mask, obs_t, mask_t, e.states, self.gen, actions)
+        self.league.act(kind, seat, obs, mask, actor_rows, mask_t, e.states, self.gen, actions)
         self.buf_action[t] = actions
         return actions
 
@@ -316,10 +327,12 @@ class Trainer:
         adv_pi, ret = self.advantages()
         N = cfg.num_envs * cfg.num_steps
         if cfg.sparse_input:  # the rollout's CSR rows (collect's); minibatches take theirs from them
-            crit_all = SparseRows.concat(self.step_rows)
+            crit_all: Input = SparseRows.concat(self.step_rows)
         else:
-            obs = torch.from_numpy(self.buf_obs.reshape(N, -1))
-            hidden = torch.from_numpy(self.buf_hidden.reshape(N, -1))
+            crit_all = torch.cat(
+                [torch.from_numpy(self.buf_obs.reshape(N, -1)), torch.from_numpy(self.buf_hidden.reshape(N, -1)).float()], 1
+            )
+        actor_rows = _actor_rows(crit_all, None)
         mask = torch.from_numpy(self.buf_mask.reshape(N, -1))
         actions = torch.from_numpy(self.buf_action.reshape(N))
         old_logp = torch.from_numpy(self.buf_logp.reshape(N))
@@ -337,14 +350,11 @@ class Trainer:
             for start in range(0, N, mb_size):
                 mb = perm[start : start + mb_size]
                 lmb = mb[learner[mb]]
-                if cfg.sparse_input:  # the actor's rows: the observation columns of the critic's
-                    crit, obs_l = crit_all.take(mb), crit_all.take(lmb, OBS_SIZE)
-                else:
-                    crit, obs_l = torch.cat([obs[mb], hidden[mb].float()], 1), obs[lmb]
+                crit = crit_all.take(mb) if isinstance(crit_all, SparseRows) else crit_all[mb]
                 v_loss = 0.5 * ((self.model.value(crit) - returns[mb]) ** 2).mean()
                 loss = cfg.vf_coef * v_loss
                 if lmb.numel() and self.update >= cfg.policy_warmup_updates:
-                    logp, ent, logp_all = self.model.evaluate(obs_l, mask[lmb], actions[lmb])
+                    logp, ent, logp_all = self.model.evaluate(actor_rows(lmb), mask[lmb], actions[lmb])
                     logratio = logp - old_logp[lmb]
                     ratio = logratio.exp()
                     a = adv[lmb]
