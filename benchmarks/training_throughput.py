@@ -32,6 +32,9 @@ rates, the opponent mix), and each figure is the median over the rounds.
   FLOP-weighted matmul rate), for the dense trainer. The sparse trainer skips most of the first
   layers' FLOPs (the inputs' zeros); the GEMM work it leaves is printed (its first layers
   counted at the non-zero entries), and its rate counted as the dense network's work.
+* **allocator**: glibc keeps freed memory for reuse in this process
+  (:func:`training.allocator.keep_freed_memory`, what the trainer does by default), for SB3 as
+  for ours; ``--system-malloc`` leaves the system's settings for both.
 * **threads**: ``--threads`` torch threads and numba threads (the compiled L2 seats of the
   opponent mix), numba's ``workqueue`` layer by default (``--threading-layer default`` keeps
   numba's own choice, OpenMP here, whose pool torch shares).
@@ -285,12 +288,22 @@ def main() -> int:
     p.add_argument("--threads", type=int, default=1, help="torch threads for all of it")
     p.add_argument("--no-mix", action="store_true", help="skip the config's opponent mix")
     p.add_argument(
+        "--system-malloc",
+        action="store_true",
+        help="leave glibc's allocator settings alone for everyone (ours: keep_freed_memory=false); by "
+        "default freed memory is kept for reuse in this process, for SB3 as for ours",
+    )
+    p.add_argument(
         "--threading-layer",
         default="workqueue",
         help="numba threading layer for the compiled L2 seats (default workqueue; numba's default picks "
         "OpenMP, whose thread pool torch shares: see benchmarks/README.md)",
     )
     args = p.parse_args()
+    if not args.system_malloc:  # the whole process: SB3 runs here too and gets the same allocator
+        from training.allocator import keep_freed_memory
+
+        keep_freed_memory()
     if args.threading_layer != "default":
         numba.config.THREADING_LAYER = args.threading_layer
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
@@ -299,14 +312,16 @@ def main() -> int:
     print(
         f"config {args.config}; torch {torch.__version__}, {args.threads} thread(s) (torch and numba, "
         f"numba layer {numba.threading_layer()}); load average "
-        f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs",
+        f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; glibc allocator: "
+        f"{'system defaults' if args.system_malloc else 'freed memory kept for reuse, for ours and SB3 (training.allocator)'}",
         flush=True,
     )
     t = f"torch_threads={args.threads}"
-    self_play = ["pool_opponent_share=0", "scripted_opponent_share=0", "scripted_partner_share=0", t]
+    malloc = f"keep_freed_memory={str(not args.system_malloc).lower()}"
+    self_play = ["pool_opponent_share=0", "scripted_opponent_share=0", "scripted_partner_share=0", t, malloc]
     pure = Ours(args.config, [*self_play, "sparse_input=true"])
     dense = Ours(args.config, [*self_play, "sparse_input=false"])
-    mixed = None if args.no_mix else Ours(args.config, [t, "sparse_input=true"])
+    mixed = None if args.no_mix else Ours(args.config, [t, malloc, "sparse_input=true"])
     sb3 = SB3(args.config)
     cfg = pure.cfg
     nets = {"actor": linears(pure.tr.model.actor), "critic": linears(pure.tr.model.critic)}

@@ -44,6 +44,9 @@ How it works
   summed over legal actions only (:mod:`training.network`).
 * **Exact resume** (:mod:`training.resume`): resuming from the checkpoint of update ``k`` and
   running to ``n`` gives the same weights as running to ``n`` at once.
+* **Memory.** The trainer keeps freed memory for its next tensors (``keep_freed_memory``,
+  :mod:`training.allocator`): returned to the system, every few-MB tensor of an update is
+  page-faulted in again.
 * **Threads.** numba runs on its ``workqueue`` threading layer in the trainer (set before numba
   starts threads): with OpenMP, numba's pool slows torch's ops about 6x in the same process.
 * **Logging.** TensorBoard scalars (losses, entropy, approximate KL, clip fraction,
@@ -71,6 +74,7 @@ from spades_env.core.actions import NUM_ACTIONS
 from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE
 from spades_env.vector import VectorSpades
 from training import resume as _resume
+from training.allocator import keep_freed_memory
 from training.checkpoint import CheckpointError
 from training.config import ConfigError, config_to_dict
 from training.evaluate import eval_scalars
@@ -129,6 +133,8 @@ class Trainer:
 
     def __init__(self, cfg: TrainConfig, run_dir: str | Path, resume: str | Path | None = None) -> None:
         numba_workqueue()
+        if cfg.keep_freed_memory:
+            keep_freed_memory()
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         if cfg.torch_threads > 0:

@@ -49,6 +49,9 @@ class TrainConfig:
     """Compute the actor's and the critic's first layer from the inputs' non-zero entries only
     (:mod:`training.sparse_input`; the same weights and, to float rounding, the same results as
     the dense layer, several times faster). ``false``: dense ``nn.Linear`` inputs."""
+    keep_freed_memory: bool = True
+    """Keep freed memory in the process for the next tensors instead of returning it to the
+    system (glibc only; :mod:`training.allocator`): fewer page faults, a faster update."""
     max_minutes: float = 0.0
     """Stop after this many minutes of wall time in this process, saving and evaluating as at
     the end (0: no limit; ``total_decisions`` still applies)."""
