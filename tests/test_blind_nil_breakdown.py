@@ -1,0 +1,59 @@
+"""benchmarks/blind_nil_breakdown.py: hands grouped by the score before them (rebuilt game by game
+from the hands' points) and by who declared Blind Nil, by hand and on real play."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from spades_env.arena.duplicate import BoardResult, Seating
+from spades_env.arena.match import HandRecord, PlayResult, TeamHand
+from spades_env.core import layout as L
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("blind_nil_breakdown", ROOT / "benchmarks" / "blind_nil_breakdown.py")
+bnb = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bnb)
+
+BN = L.BID_BLIND_NIL
+
+
+def _team(points: int) -> TeamHand:
+    return TeamHand(points, 0, 0, 0, 0, 0, 0, 0)
+
+
+def _hand(game: int, bids: tuple[int, ...], ns: int, ew: int) -> HandRecord:
+    return HandRecord(game, 0, (0, 0, 0, 0), bids, (0, 0, 0, 0), (_team(ns), _team(ew)))
+
+
+def test_groups_by_score_before_the_hand_and_blind_nil():
+    seat = ("p", "o", "p", "o")
+    run = PlayResult(
+        hands=[
+            _hand(0, (3, 4, 3, 4), 120, 0),  # 0-0: within 100; then NS (the policy) leads 120-0
+            _hand(0, (3, BN, 3, 4), 50, -200),  # E-W 100+ behind, declares BN and fails
+            _hand(1, (3, 4, 3, 4), -10, 60),  # a new game: the score starts again at 0-0
+        ]
+    )
+    flipped = PlayResult(hands=[_hand(0, (BN, 2, 4, 3), 60, -30)])  # policy at E-W here, 0-0 before
+    res = [BoardResult((0, 0), [(Seating(seat, 0), run), (Seating(seat, 1), flipped)])]
+    g = bnb.breakdown(res)
+    assert g[("within 100", "-", "-")] == [2, 120 + (-10 - 60)]
+    assert g[("opponents 100+ behind", "-", "opponents BN")] == [1, 250]
+    assert g[("within 100", "-", "opponents BN")] == [1, -30 - 60]  # the policy is E-W: N declared
+    assert sum(c for c, _ in g.values()) == 4
+
+
+def test_real_play_contributions_add_up_to_the_margin():
+    from spades_env.arena.duplicate import run_duplicate
+
+    res = run_duplicate(("blind", "blind"), ("heuristic", "heuristic"), 4, seed=3, rules="house", batched=True)
+    g = bnb.breakdown(res)
+    hands = [h for b in res for s, r in b.runs for h in r.hands]
+    margin = sum(h.teams[s.a_team].points - h.teams[1 - s.a_team].points for b in res for s, r in b.runs for h in r.hands)
+    assert sum(c for c, _ in g.values()) == len(hands) > 0
+    assert sum(m for _, m in g.values()) == margin
+    # under the house rule only a team 100 or more behind may declare Blind Nil
+    for (sit, pol, opp), _ in g.items():
+        assert pol == "-" or sit == "policy 100+ behind"
+        assert opp == "-" or sit == "opponents 100+ behind"
