@@ -5,8 +5,9 @@
 
 Plays duplicate games to the rules' target (the policy partnered with itself against two
 ``--opponent`` players, both seatings of every board, on the batched arena) and sorts every hand
-by the score before it: the policy's team 100 or more behind, the opponents 100 or more behind,
-or closer; then by whether each team declared Blind Nil. Per group: hands, their share, the
+by the score before it: the policy's team behind by at least the rules' Blind Nil deficit
+(``blind_nil_min_deficit``; 100 where the rules set none), the opponents that far behind, or
+closer; then by whether each team declared Blind Nil. Per group: hands, their share, the
 policy's margin per hand there, and the group's contribution to the margin over all hands (the
 contributions add up to the overall margin). Under the house rule (Blind Nil only for a team
 100 or more behind) this shows what the trailing team's Blind Nils cost the leader.
@@ -25,15 +26,17 @@ sys.path.insert(0, str(ROOT))
 from spades_env.arena.duplicate import run_duplicate  # noqa: E402
 from spades_env.arena.match import HandRecord  # noqa: E402
 from spades_env.core import layout as L  # noqa: E402
+from spades_env.core.rules import load_rules  # noqa: E402
 
 
-def situation(gap: int) -> str:
-    """The score situation before a hand from the policy's side (policy - opponents)."""
-    if gap <= -100:
-        return "policy 100+ behind"
-    if gap >= 100:
-        return "opponents 100+ behind"
-    return "within 100"
+def situation(gap: int, deficit: int = 100) -> str:
+    """The score situation before a hand from the policy's side (``gap`` = policy - opponents):
+    either team at least ``deficit`` behind, or closer."""
+    if gap <= -deficit:
+        return f"policy {deficit}+ behind"
+    if gap >= deficit:
+        return f"opponents {deficit}+ behind"
+    return f"within {deficit}"
 
 
 def declared_blind_nil(hand: HandRecord, team: int) -> bool:
@@ -41,8 +44,9 @@ def declared_blind_nil(hand: HandRecord, team: int) -> bool:
     return any(hand.bids[s] == L.BID_BLIND_NIL for s in (team, team + 2))
 
 
-def breakdown(results) -> dict[tuple[str, str, str], list[float]]:
-    """``(situation, policy BN, opponents BN) -> [hands, margin sum]`` over every run's hands."""
+def breakdown(results, deficit: int = 100) -> dict[tuple[str, str, str], list[float]]:
+    """``(situation, policy BN, opponents BN) -> [hands, margin sum]`` over every run's hands
+    (the situation by :func:`situation` with ``deficit``)."""
     out: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0, 0.0])
     for board in results:
         for seating, run in board.runs:
@@ -51,7 +55,7 @@ def breakdown(results) -> dict[tuple[str, str, str], list[float]]:
             for h in run.hands:
                 sc = scores.setdefault(h.game, [0, 0])
                 key = (
-                    situation(sc[a] - sc[1 - a]),
+                    situation(sc[a] - sc[1 - a], deficit),
                     "policy BN" if declared_blind_nil(h, a) else "-",
                     "opponents BN" if declared_blind_nil(h, 1 - a) else "-",
                 )
@@ -79,7 +83,7 @@ def main() -> int:
         batched=True,
         progress="boards",
     )
-    groups = breakdown(res)
+    groups = breakdown(res, load_rules(args.rules).blind_nil_min_deficit or 100)
     n = sum(c for c, _ in groups.values())
     total = sum(m for _, m in groups.values())
     print(f"\n{args.policy} + itself vs {args.opponent} x2, {args.rules} rules, {args.boards} boards, seed {args.seed}")

@@ -42,13 +42,16 @@ def test_groups_by_score_before_the_hand_and_blind_nil():
     assert g[("opponents 100+ behind", "-", "opponents BN")] == [1, 250]
     assert g[("within 100", "-", "opponents BN")] == [1, -30 - 60]  # the policy is E-W: N declared
     assert sum(c for c, _ in g.values()) == 4
+    # another deficit moves the BN hand (E-W 120 behind) out of the trailing group
+    g150 = bnb.breakdown(res, 150)
+    assert g150[("within 150", "-", "opponents BN")] == [2, 250 + (-30 - 60)]
 
 
 def test_real_play_contributions_add_up_to_the_margin():
     from spades_env.arena.duplicate import run_duplicate
 
     res = run_duplicate(("blind", "blind"), ("heuristic", "heuristic"), 4, seed=3, rules="house", batched=True)
-    g = bnb.breakdown(res)
+    g = bnb.breakdown(res, 100)
     hands = [h for b in res for s, r in b.runs for h in r.hands]
     margin = sum(h.teams[s.a_team].points - h.teams[1 - s.a_team].points for b in res for s, r in b.runs for h in r.hands)
     assert sum(c for c, _ in g.values()) == len(hands) > 0
