@@ -73,7 +73,7 @@ def test_cli_rejects_no_games(capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["gauntlet", "random", "--rules", "two_player", "--games", "2"], "needs the four-player game"),
+        (["matrix", "random", "--rules", "two_player", "--games", "2"], "the matrix plays partnerships"),
         (["gauntlet", "nosuchbot", "--games", "2", "--no-progress"], "unknown policy 'nosuchbot'"),
         (["eval", "/nonexistent/ckpt", "random", "--games", "2", "--no-progress"], "no such checkpoint"),
     ],

@@ -38,13 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from spades_env.arena.match import (
-    MAX_HANDS_PER_RUN,
-    HandRecord,
-    PlayResult,
-    _team_hand,
-    resolve_policy,
-)
+from spades_env.arena.match import PlayResult, hand_record, record_hand_end, resolve_policy
 from spades_env.core import layout as L
 from spades_env.core.validate import InputError, check_count
 from spades_env.policy import Policy, RandomPolicy
@@ -214,30 +208,8 @@ class _Run:
         self.bags_before = (int(row[L.BAGS]), int(row[L.BAGS + 1]))
 
     def end_hand(self, st: np.ndarray, params: np.ndarray, done: bool) -> None:
-        out = self.result
-        out.hands.append(
-            HandRecord(
-                game=int(st[L.GAME_NUM]) - (1 if st[L.PHASE] >= L.PH_GAME_END else 0),
-                dealer=self.dealer,
-                hands=self.dealt,
-                bids=tuple(int(st[L.BIDS + s]) for s in range(4)),
-                tricks=tuple(int(st[L.TRICKS_WON + s]) for s in range(4)),
-                teams=(
-                    _team_hand(st, params, 0, self.bags_before[0]),
-                    _team_hand(st, params, 1, self.bags_before[1]),
-                ),
-            )
-        )
-        if st[L.PHASE] >= L.PH_GAME_END:
-            out.game_winners.append(int(st[L.GAME_WINNER]))
-        if st[L.PHASE] == L.PH_MATCH_END:
-            out.match_winner = int(st[L.MATCH_WINNER])
-            out.truncated = bool(st[L.TRUNCATED])
-        elif not done and len(out.hands) >= MAX_HANDS_PER_RUN:
-            raise RuntimeError(
-                f"no end after {len(out.hands)} hands (scores {tuple(int(x) for x in st[L.SCORES : L.SCORES + 2])}); "
-                "set the rules' max_hands or mercy_rule so that games end"
-            )
+        rec = hand_record(st, params, self.dealt, self.dealer, self.bags_before)
+        record_hand_end(self.result, rec, st, done)
 
 
 def play_boards_batched(
@@ -246,7 +218,7 @@ def play_boards_batched(
     progress: bool | str = False,
     on_result: Callable[[Any], None] | None = None,
 ) -> list[Any]:
-    """Play ``jobs`` (``BoardJob`` s of one rules and format, four players) with up to
+    """Play ``jobs`` (``BoardJob`` s of one rules and format, four players or two) with up to
     ``slots`` runs at once; the ``BoardResult`` s in job order, identical to ``play_boards``'.
     ``on_result`` is called with each board's result once all its runs are done (in the
     order boards finish)."""
@@ -259,8 +231,6 @@ def play_boards_batched(
     rules, fmt = jobs[0].rules, jobs[0].fmt
     if any(j.rules != rules or j.fmt != fmt for j in jobs):
         raise InputError("play_boards_batched: every job must have the same rules and format")
-    if rules.num_players != 4:
-        raise InputError("duplicate play needs the four-player game (rules num_players = 4)")
     pending = [(j, k) for j in range(len(jobs)) for k in range(len(jobs[j].seatings))]
     pending.reverse()  # pop() from the end takes them in order
     n_slots = min(slots, len(pending))

@@ -108,7 +108,8 @@ def register(subparsers: Any) -> None:
         help="duplicate match of team A against team B",
         description="Team A against team B on duplicate deals (partnerships swapped; four runs per "
         "deal when a team is a mixed pair). A team is a policy name ('heuristic', "
-        "'search:budget=0.1', a checkpoint path) or two joined by '+'.",
+        "'search:budget=0.1', a checkpoint path) or two joined by '+'. Under two-player rules "
+        "(--rules two_player) a team is one policy and the players swap seats.",
     )
     p.add_argument("team_a")
     p.add_argument("team_b")
@@ -170,13 +171,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     _check_common(args)
     check_count(args.games, "--games")
     team_a, team_b = _check_team(args.team_a), _check_team(args.team_b)
-    runs = len(seatings(team_a, team_b))
+    runs = len(seatings(team_a, team_b, num_players=rules.num_players))
     boards = max(1, math.ceil(args.games / runs))
-    batched = (
-        not args.one_at_a_time
-        and rules.num_players == 4
-        and specs_have_batched_forms([*team_a, *team_b], rules)
-    )
+    batched = not args.one_at_a_time and specs_have_batched_forms([*team_a, *team_b], rules)
     t0 = time.perf_counter()
     results = run_duplicate(
         team_a,

@@ -1,5 +1,6 @@
 """Duplicate play: every deal sequence (a *board*) is played with the partnerships swapped, so
-the luck of the cards cancels.
+the luck of the cards cancels. In the two-player game a "team" is one player (a team given as
+two different policies is refused) and the two players swap seats.
 
 A board is a deal seed: ``SpadesGame(rules, seed=deal_seed)`` deals the same sequence of hands
 (and dealers) every time, because the deals are the only draws of the game's generator. Team A
@@ -41,16 +42,28 @@ Team = tuple[PolicySpec, PolicySpec]
 
 @dataclass(frozen=True)
 class Seating:
-    """One run of a board: who sits where, and which absolute team (0 NS, 1 EW) is team A."""
+    """One run of a board: who sits where, and which absolute team (0 NS, 1 EW; in the
+    two-player game seat 0 or 1) is team A."""
 
-    seats: tuple[PolicySpec, PolicySpec, PolicySpec, PolicySpec]
+    seats: tuple[PolicySpec, ...]
     a_team: int
 
 
-def seatings(team_a: Team, team_b: Team, mixed: bool | None = None) -> list[Seating]:
+def seatings(team_a: Team, team_b: Team, mixed: bool | None = None, num_players: int = 4) -> list[Seating]:
     """The runs of a board: partnerships swapped (2 runs); with ``mixed`` (default: either team
     holds two different policies) also each team's two policies swapped between its seats
-    (4 runs)."""
+    (4 runs). ``num_players=2``: the two players swap seats (2 runs); each team must be one
+    policy (``InputError`` otherwise)."""
+    if num_players == 2:
+        for label, team in (("A", team_a), ("B", team_b)):
+            if spec_name(team[0]) != spec_name(team[1]):
+                raise InputError(
+                    f"the two-player game has no partners: team {label} must be one policy, "
+                    f"got {spec_name(team[0])!r} and {spec_name(team[1])!r}"
+                )
+        return [Seating(seats=(team_a[0], team_b[0]), a_team=0), Seating(seats=(team_b[0], team_a[0]), a_team=1)]
+    if num_players != 4:
+        raise InputError(f"num_players must be 4 or 2, got {num_players!r}")
     if mixed is None:
         mixed = spec_name(team_a[0]) != spec_name(team_a[1]) or spec_name(team_b[0]) != spec_name(team_b[1])
     out = []
@@ -104,7 +117,7 @@ def make_jobs(
     boards = check_count(boards, "boards")
     seed = check_int(seed, "seed", 0)
     matchup = check_int(matchup, "matchup", 0)
-    runs = tuple(seatings(team_a, team_b, mixed))
+    runs = tuple(seatings(team_a, team_b, mixed, rules.num_players))
     return [
         BoardJob(
             key=(matchup, i),
@@ -187,12 +200,11 @@ def run_duplicate(
     mixed: bool | None = None,
     batched: bool = False,
 ) -> list[BoardResult]:
-    """Play ``boards`` duplicate boards of team A against team B; results in board order.
+    """Play ``boards`` duplicate boards of team A against team B (the four-player game, or the
+    two-player game where each team is one policy); results in board order.
     ``batched``: step the runs together on the batched engine, one engine per worker process
     (:func:`spades_env.arena.batched.play_boards_batched_pool`, the same results)."""
     cfg = load_rules(rules)
-    if cfg.num_players != 4:
-        raise InputError("duplicate play needs the four-player game (rules num_players = 4)")
     jobs = make_jobs(team_a, team_b, boards, seed=seed, rules=cfg, fmt=fmt, mixed=mixed)
     if batched:
         from spades_env.arena.batched import play_boards_batched_pool

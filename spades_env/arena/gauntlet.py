@@ -4,7 +4,8 @@
 games to 500 of the policy (partnered with itself) against L0 random, L1 greedy and L2
 heuristic teams, and of the policy partnered with an L2 player (no shared conventions) against
 L2 heuristic, then prints one row per matchup and writes ``gauntlet.json`` and
-``gauntlet.png``.
+``gauntlet.png``. In the two-player game (``--rules two_player``) the policy plays each
+opponent heads-up, seats swapped on every deal, and there is no partner row.
 """
 
 from __future__ import annotations
@@ -76,12 +77,15 @@ def run_gauntlet(
     (an integer of at least 1). ``batched`` (default): many games stepped at once on the
     batched engine in this process, one policy call per step for all its seats
     (:mod:`spades_env.arena.batched`); ``False``: one game at a time on ``workers`` processes
-    (the same results)."""
+    (the same results). Two-player rules: no partner matchup."""
     check_count(games, "games")
+    if rules.num_players == 2:
+        partner = None  # heads-up: no partners
     out = []
     for k, (team_a, team_b) in enumerate(gauntlet_matchups(policy, opponents, partner)):
         mixed = k >= len(opponents)
-        boards = max(1, math.ceil(games / len(seatings(team_a, team_b, mixed=mixed))))
+        runs = seatings(team_a, team_b, mixed=mixed, num_players=rules.num_players)
+        boards = max(1, math.ceil(games / len(runs)))
         t0 = time.perf_counter()
         label_a, label_b = _labels(k, len(opponents), team_a, team_b)
         res = run_duplicate(

@@ -1,4 +1,5 @@
-"""Playing one hand, game or match with four seated policies, and what each hand produced.
+"""Playing one hand, game or match with seated policies (four, or two in the two-player game),
+and what each hand produced.
 
 Each seat's policy acts only on its own observation and legal mask
 (:meth:`~spades_env.core.game.SpadesGame.observe`); the play goes through the one driver,
@@ -92,10 +93,10 @@ class HandRecord:
 
     game: int  # index of the game in the match
     dealer: int
-    hands: tuple[int, ...]  # dealt hand masks per seat
+    hands: tuple[int, ...]  # dealt hand masks per seat (four-player game; zeros in the two-player draw game)
     bids: tuple[int, ...]  # per seat, layout encoding (BID_BLIND_NIL for Blind Nil)
-    tricks: tuple[int, ...]
-    teams: tuple[TeamHand, TeamHand]  # absolute teams NS, EW
+    tricks: tuple[int, ...]  # per seat
+    teams: tuple[TeamHand, TeamHand]  # absolute teams NS, EW (two-player game: seat 0, seat 1)
 
 
 @dataclass
@@ -109,11 +110,14 @@ class PlayResult:
 
 
 def _team_hand(state: np.ndarray, params: np.ndarray, team: int, bags_before: int) -> TeamHand:
+    """Absolute team ``team``'s side of the hand just scored in ``state`` (its seats are
+    ``team, team + 2`` in the four-player game, seat ``team`` alone in the two-player game)."""
+    n = int(state[L.NUM_SEATS])
     bids = state[L.BIDS : L.BIDS + 4]
     tricks = state[L.TRICKS_WON : L.TRICKS_WON + 4]
-    _, _, won = score_team(bids, tricks, team, 4, bags_before, params)
+    _, _, won = score_team(bids, tricks, team, n, bags_before, params)
     nil_bids = nil_made = blind_bids = blind_made = 0
-    for s in (team, team + 2):
+    for s in range(team, n, 2):
         b, t = int(bids[s]), int(tricks[s])
         if b == 0:
             nil_bids += 1
@@ -121,8 +125,8 @@ def _team_hand(state: np.ndarray, params: np.ndarray, team: int, bags_before: in
         elif b == L.BID_BLIND_NIL:
             blind_bids += 1
             blind_made += t == 0
-    contract = int(team_contract(bids, team, 4))
-    contract_tricks = int(counted_tricks(bids, tricks, team, 4, params))
+    contract = int(team_contract(bids, team, n))
+    contract_tricks = int(counted_tricks(bids, tricks, team, n, params))
     return TeamHand(
         points=int(state[L.HAND_DELTA + team]),
         contract=contract,
@@ -138,14 +142,19 @@ def _team_hand(state: np.ndarray, params: np.ndarray, team: int, bags_before: in
 MAX_HANDS_PER_RUN = 10_000
 
 
-def _hand_record(state: np.ndarray, params: np.ndarray, hands: tuple[int, ...], dealer: int, bags_before: tuple[int, int]) -> HandRecord:
-    """The arena's record of a hand from the state row as it ended."""
+def hand_record(
+    state: np.ndarray, params: np.ndarray, hands: tuple[int, ...], dealer: int, bags_before: tuple[int, int]
+) -> HandRecord:
+    """The arena's record of a hand from the state row as it was scored (``hands``: the dealt
+    hands, ``dealer`` and ``bags_before`` as the hand started). The one-at-a-time and the
+    batched arena both record hands with it."""
+    n = int(state[L.NUM_SEATS])
     return HandRecord(
         game=int(state[L.GAME_NUM]) - (1 if state[L.PHASE] >= L.PH_GAME_END else 0),
         dealer=dealer,
-        hands=hands,
-        bids=tuple(int(state[L.BIDS + s]) for s in range(4)),
-        tricks=tuple(int(state[L.TRICKS_WON + s]) for s in range(4)),
+        hands=tuple(hands[:n]),
+        bids=tuple(int(state[L.BIDS + s]) for s in range(n)),
+        tricks=tuple(int(state[L.TRICKS_WON + s]) for s in range(n)),
         teams=(
             _team_hand(state, params, 0, bags_before[0]),
             _team_hand(state, params, 1, bags_before[1]),
@@ -153,18 +162,32 @@ def _hand_record(state: np.ndarray, params: np.ndarray, hands: tuple[int, ...], 
     )
 
 
+def record_hand_end(out: PlayResult, record: HandRecord, state: np.ndarray, done: bool) -> None:
+    """Append ``record`` to ``out`` and note a game's or the match's end from the scored
+    ``state``; RuntimeError after ``MAX_HANDS_PER_RUN`` hands of a run that is not ``done``."""
+    out.hands.append(record)
+    if state[L.PHASE] >= L.PH_GAME_END:
+        out.game_winners.append(int(state[L.GAME_WINNER]))
+    if state[L.PHASE] == L.PH_MATCH_END:
+        out.match_winner = int(state[L.MATCH_WINNER])
+        out.truncated = bool(state[L.TRUNCATED])
+    elif not done and len(out.hands) >= MAX_HANDS_PER_RUN:
+        raise RuntimeError(
+            f"no end after {len(out.hands)} hands (scores {tuple(int(x) for x in state[L.SCORES : L.SCORES + 2])}); "
+            "set the rules' max_hands or mercy_rule so that games end"
+        )
+
+
 def play(game: SpadesGame, policies: list[Policy], fmt: str = "game") -> PlayResult:
-    """Play ``game`` from its current hand with ``policies[seat]`` until the end of the hand,
-    game or match (``fmt``, the game's episode knob for the run); return the hands played and
-    the winners. The play goes through the one driver (:func:`spades_env.driver.drive`, so
+    """Play ``game`` (four players, or two) from its current hand with ``policies[seat]``
+    until the end of the hand, game or match (``fmt``, the game's episode knob for the run);
+    return the hands played and the winners. The play goes through the one driver (:func:`spades_env.driver.drive`, so
     :meth:`SpadesGame.step`). Raises RuntimeError after ``MAX_HANDS_PER_RUN`` hands (rules
     without a hand cap whose game never ends)."""
     if fmt not in FORMATS:
         raise InputError(f"format must be one of {FORMATS}, got {fmt!r}")
-    if game.num_seats != 4:
-        raise InputError("the arena plays the four-player game (two partnerships)")
-    if len(policies) != 4:
-        raise InputError(f"need 4 policies (one per seat), got {len(policies)}")
+    if len(policies) != game.num_seats:
+        raise InputError(f"need {game.num_seats} policies (one per seat), got {len(policies)}")
     params = game.params
     game.set_episode(episode=fmt)
     bind_true_state(game, policies)  # evaluation-only cheating bots read the true state
@@ -174,17 +197,7 @@ def play(game: SpadesGame, policies: list[Policy], fmt: str = "game") -> PlayRes
         if r.hand is None:
             return
         log, st = r.hand, r.hand_end_state
-        out.hands.append(_hand_record(st, params, log.hands, log.dealer, log.bags_before))
-        if st[L.PHASE] >= L.PH_GAME_END:
-            out.game_winners.append(int(st[L.GAME_WINNER]))
-        if st[L.PHASE] == L.PH_MATCH_END:
-            out.match_winner = int(st[L.MATCH_WINNER])
-            out.truncated = bool(st[L.TRUNCATED])
-        elif not r.done and len(out.hands) >= MAX_HANDS_PER_RUN:
-            raise RuntimeError(
-                f"no end after {len(out.hands)} hands (scores {tuple(int(x) for x in st[L.SCORES : L.SCORES + 2])}); "
-                "set the rules' max_hands or mercy_rule so that games end"
-            )
+        record_hand_end(out, hand_record(st, params, log.hands, log.dealer, log.bags_before), st, r.done)
 
     drive(game, policies, on_step=on_step)  # raises IllegalActionError naming the seat and phase
     return out

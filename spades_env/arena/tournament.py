@@ -277,6 +277,8 @@ def run_mixed_table(
     """Each policy partnered with each (``X+Y``) against the team ``against``: the margin per
     hand of every pairing (rows X, columns Y; mixed teams play four runs per board)."""
     cfg = load_rules(rules)
+    if cfg.num_players != 4:
+        raise InputError("the mixed-partner table needs partners: the four-player game (rules num_players 4)")
     opp = _as_team(against)
     cells = [(i, j) for i in range(len(policies)) for j in range(i, len(policies))]
     jobs = []
