@@ -337,9 +337,13 @@ def test_two_player_rules_train_and_play(tmp_path):
 
     import spades_env.gym_env  # noqa: F401
 
-    cfg = load_train_config(SMOKE, [*FAST, "rules=two_player", "max_hands=2", "total_decisions=512"])
+    cfg = load_train_config(SMOKE, [*FAST, "rules=two_player", "max_hands=2", "total_decisions=512", "eval_boards=2"])
     tr = train(cfg, tmp_path / "two")
     assert tr.update == 1 and tr.num_seats == 2
+    # the final evaluation plays heads-up duplicate games (seats swapped) against each opponent
+    final = tr.eval_results[-1]
+    for opp in cfg.eval_opponents:
+        assert final[opp]["games"] == 2 * cfg.eval_boards and 0.0 <= final[opp]["game_win"] <= 1.0
     env = gymnasium.make("Spades-v0", rules=cfg.rules_config(), opponents=str(tmp_path / "two" / "final"))
     obs, info = env.reset(seed=0)
     done = False

@@ -1,5 +1,6 @@
 """Evaluation during a PPO run: duplicate games of a checkpoint (partnered with itself, both
-seatings of every board) against each ``eval_opponents`` team, under each ``eval_rules``
+seatings of every board; heads-up with the seats swapped under two-player rules) against each
+``eval_opponents`` team, under each ``eval_rules``
 (default: the training rules), with 95% CIs; the results go to the checkpoint's metadata, to
 ``history.jsonl`` and to TensorBoard."""
 
@@ -22,9 +23,6 @@ def evaluate(tr: Trainer, ckpt: Path) -> dict[str, Any]:
     spec = str(ckpt)
     out: dict[str, Any] = {"update": tr.update, "decisions": tr.decisions}
     for label, rules in cfg.eval_rules_list():
-        if rules.num_players != 4:  # the arena's duplicate play is for partnerships
-            out["note"] = "no duplicate evaluation for the two-player rules"
-            continue
         for opp in cfg.eval_opponents:
             boards = run_duplicate(
                 (spec, spec),
