@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q -c constraints.txt
 STAMP := $(VENV)/.installed
 
-.PHONY: run train-policy tournament test lint bench install clean clean-numba presets wheel-smoke rllib-smoke
+.PHONY: run train-policy train-policy-2p tournament test lint bench install clean clean-numba presets wheel-smoke rllib-smoke
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -25,6 +25,10 @@ run: $(STAMP)
 # runs/family (hours on 2 cores); rerun to resume: finished stages are skipped
 train-policy: $(STAMP)
 	$(BIN)/python -m training.pipeline configs/train/pipeline.yaml
+
+# the two-player policy's lineage (BC on L2, then PPO) into runs/two_player (about 40 min)
+train-policy-2p: $(STAMP)
+	$(BIN)/python -m training.pipeline configs/train/pipeline_2p.yaml
 
 tournament: $(STAMP)
 	$(BIN)/spades tournament --quick --out runs/quick

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
+from test_arena import FIRST, LAST, FirstLegal, LastLegal
 
 from spades_env.arena import match as arena_match
 from spades_env.arena.batched import play_boards_batched
@@ -24,29 +24,6 @@ from spades_env.core.validate import InputError
 TWO = load_rules("two_player").replace(max_hands=3)
 
 
-class FirstLegal:
-    """Deterministic: the lowest legal action id (Blind Nil when offered, else Nil)."""
-
-    def act(self, observation, action_mask):
-        return int(np.flatnonzero(action_mask)[0])
-
-
-class LastLegal:
-    """Deterministic: the highest legal action id (sees its cards, then bids 13)."""
-
-    def act(self, observation, action_mask):
-        return int(np.flatnonzero(action_mask)[-1])
-
-
-class Factory:
-    def __init__(self, name: str, cls: type) -> None:
-        self.name, self.cls = name, cls
-
-    def __call__(self, seed, rules):
-        return self.cls()
-
-
-FIRST, LAST = Factory("first", FirstLegal), Factory("last", LastLegal)
 
 
 def test_two_player_seatings_swap_the_two_seats():
