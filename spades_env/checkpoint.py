@@ -513,6 +513,10 @@ def act_policies(
     return out
 
 
+# The repository's shipped policy for each number of players (named in the error above).
+_SHIPPED_FOR = {4: "checkpoints/spades_family_v5", 2: "checkpoints/spades_2p_v1"}
+
+
 def play_settings(
     path: str | Path, meta: dict[str, Any], rules: RulesConfig | str | dict | None, deterministic: bool | None
 ) -> bool:
@@ -523,7 +527,9 @@ def play_settings(
         have = (meta.get("rules") or {}).get("num_players", want)
         if have != want:
             raise CheckpointError(
-                f"{checkpoint_dir(path) / META_FILE}: trained for {have} players, asked to play {want}"
+                f"{checkpoint_dir(path) / META_FILE}: trained for {have} players, asked to play {want} "
+                f"(use a policy trained on {want}-player rules: the repository ships "
+                f"{_SHIPPED_FOR.get(want, 'none')})"
             )
     if deterministic is None:
         return bool((meta.get("policy") or {}).get("deterministic", False))

@@ -1,8 +1,8 @@
 """The shipped policies in checkpoints/: they load without training code paths of their own,
 play only legal actions, and beat the random baseline (the full evaluations are in their model
 cards). ``spades_ppo_v1`` (tournament rules, observation v1), ``spades_family_v4`` (a family
-of rules, observation v2, its lineage in its metadata) and ``spades_family_v5`` (v4 after two
-PPO rounds; ``make run``)."""
+of rules, observation v2, its lineage in its metadata), ``spades_family_v5`` (v4 after two
+PPO rounds; ``make run``) and ``spades_2p_v1`` (the two-player game)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from training.checkpoint import load_checkpoint  # noqa: E402
 SHIPPED = ROOT / "checkpoints" / "spades_ppo_v1"
 FAMILY = ROOT / "checkpoints" / "spades_family_v4"
 FAMILY_V5 = ROOT / "checkpoints" / "spades_family_v5"
+TWO_PLAYER = ROOT / "checkpoints" / "spades_2p_v1"
 RULES = {
     "tournament": load_rules("tournament"),
     "house": load_rules("house"),
@@ -132,3 +133,32 @@ def test_v5_plays_legal_moves_and_beats_random(name):
         (str(FAMILY_V5), str(FAMILY_V5)), ("random", "random"), 6, seed=3, rules=RULES[name], fmt="hand", batched=True
     )
     assert summarize(boards, "hand")["margin_per_hand"]["mean"] > 50
+
+
+def test_two_player_policy_metadata_records_its_lineage():
+    _, meta = load_checkpoint(TWO_PLAYER)
+    cfg = meta["config"]
+    assert meta["rules"]["num_players"] == 2 and meta["policy"]["deterministic"] is True
+    assert meta["obs_version"] == OBS_VERSION and meta["update"] == 1000
+    assert cfg["rules"] == "two_player" and cfg["init_from"].endswith("bc/final")
+    assert (TWO_PLAYER / "MODEL_CARD.md").is_file()
+    assert not (TWO_PLAYER / "train_state.safetensors").exists()
+
+
+def test_two_player_policy_plays_every_phase_and_beats_random_and_greedy():
+    rules = load_rules("two_player")
+    assert {"bid", "draw", "play"} <= _phases_played(TWO_PLAYER, rules, 5, 600)
+    for opp, floor in (("random", 50), ("greedy", 0)):
+        boards = run_duplicate((str(TWO_PLAYER),) * 2, (opp, opp), 20, seed=4, rules=rules, fmt="hand", batched=True)
+        assert summarize(boards, "hand")["margin_per_hand"]["mean"] > floor
+
+
+@pytest.mark.parametrize(("path", "rules", "message"), [
+    (FAMILY_V5, "two_player", "trained for 4 players, asked to play 2"),
+    (TWO_PLAYER, "tournament", "trained for 2 players, asked to play 4"),
+])
+def test_a_policy_refuses_the_other_number_of_players(path, rules, message):
+    from spades_env.checkpoint import CheckpointError
+
+    with pytest.raises(CheckpointError, match=message):
+        resolve_policy(str(path), 0, load_rules(rules))

@@ -103,6 +103,40 @@ def test_team_stream_advantages_by_hand():
     assert np.allclose(ret[1, 0], [-1.0, 1.0]) and np.isclose(ret[0, 0, 0], 0.5 * 1.0)
 
 
+@pytest.mark.parametrize("hand_reward", ["own", "margin"])
+def test_hand_reward_own_or_margin(hand_reward):
+    cfg = load_train_config(SMOKE, [*FAST, "num_envs=8", "num_steps=64", "max_hands=2", f"hand_reward={hand_reward}"])
+    tr = Trainer(cfg, "/tmp/unused")
+    paid = []  # (the engine's team rewards, what the buffer recorded) at every step that paid one
+    step = tr.engine.step
+
+    def spy(actions, active=None):
+        res = step(actions, active)
+        paid.append(res.reward[:, :2].copy())
+        return res
+
+    tr.engine.step = spy
+    tr.collect()
+    win = tr.buf_reward - np.stack(paid)  # the buffer minus the engine own-score rewards
+    engine = np.stack(paid)
+    assert np.abs(engine).sum() > 0 and (engine.sum(-1) != 0).any()  # hands are not zero-sum
+    if hand_reward == "own":
+        # the buffer is the engine's reward plus the zero-sum win bonus (+-1 at a game's end)
+        assert np.allclose(win.sum(-1), 0.0, atol=1e-6) and set(np.round(np.abs(win), 4).ravel()) <= {0.0, 1.0}
+    else:
+        # zero-sum at every step: own change minus the other team's, plus the win bonus
+        assert np.allclose(tr.buf_reward.sum(-1), 0.0, atol=1e-6)
+        margin = engine[..., 0] - engine[..., 1]
+        assert set(np.round(np.abs(tr.buf_reward[..., 0] - margin), 4).ravel()) <= {0.0, 1.0}
+
+
+def test_hand_reward_must_be_known(tmp_path):
+    from training.config import ConfigError
+
+    with pytest.raises(ConfigError, match="hand_reward"):
+        load_train_config(SMOKE, ["hand_reward=points"])
+
+
 # ---- smoke run, save, reload, evaluate --------------------------------------------------------
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):

@@ -13,6 +13,9 @@ from spades_env.observation import score_clip_ok
 from training.config import load_config
 from training.rules_family import entry_label, load_entry, load_family, validate_family
 
+HAND_REWARDS = ("own", "margin")
+"""The values of ``TrainConfig.hand_reward``."""
+
 
 @dataclass(frozen=True)
 class TrainConfig:
@@ -58,6 +61,10 @@ class TrainConfig:
 
     hand_reward_scale: float = 0.01
     """Reward shaping: each team's hand score change times this, paid when a hand is scored."""
+    hand_reward: str = "own"
+    """What a team is paid when a hand is scored: ``"own"``, its own score change; ``"margin"``,
+    its score change minus the other team's (zero-sum, like the duplicate margin and the
+    game: setting the opponents, a Blind Nil of theirs included, pays the defenders too)."""
     win_reward: float = 1.0
     """Reward shaping: +this to the team that wins a game, -this to the other."""
     gamma: float = 0.999
@@ -185,6 +192,8 @@ class TrainConfig:
                 "scripted_opponent_share",
                 "pool_opponent_share + scripted_opponent_share must be at most 1",
             )
+        if self.hand_reward not in HAND_REWARDS:
+            return "hand_reward", f"must be one of {list(HAND_REWARDS)}, got {self.hand_reward!r}"
         if self.learning_rate <= 0:
             return "learning_rate", "must be positive"
         if (self.num_envs * self.num_steps) % self.num_minibatches:
