@@ -107,7 +107,7 @@ def test_pipeline_stop_at_ends_a_stage_by_count(tmp_path):
 
 
 def test_committed_pipelines_load():
-    for name in ("pipeline.yaml", "pipeline_v1.yaml", "pipeline_smoke.yaml"):
+    for name in ("pipeline.yaml", "pipeline_v1.yaml", "pipeline_smoke.yaml", "pipeline_2p.yaml"):
         from training.pipeline import stage_config
 
         pl = load_pipeline(ROOT / "configs" / "train" / name)
