@@ -40,8 +40,9 @@ def situation(gap: int, deficit: int = 100) -> str:
 
 
 def declared_blind_nil(hand: HandRecord, team: int) -> bool:
-    """Whether absolute team ``team`` (0 N-S, 1 E-W) declared Blind Nil in ``hand``."""
-    return any(hand.bids[s] == L.BID_BLIND_NIL for s in (team, team + 2))
+    """Whether absolute team ``team`` (0 N-S, 1 E-W; in the two-player game seat 0 or 1)
+    declared Blind Nil in ``hand``."""
+    return any(hand.bids[s] == L.BID_BLIND_NIL for s in range(team, len(hand.bids), 2))
 
 
 def breakdown(results, deficit: int = 100) -> dict[tuple[str, str, str], list[float]]:

@@ -24,8 +24,6 @@ from spades_env.core.validate import InputError
 TWO = load_rules("two_player").replace(max_hands=3)
 
 
-
-
 def test_two_player_seatings_swap_the_two_seats():
     runs = seatings((FIRST, FIRST), (LAST, LAST), num_players=2)
     assert [(r.seats, r.a_team) for r in runs] == [((FIRST, LAST), 0), ((LAST, FIRST), 1)]

@@ -60,3 +60,10 @@ def test_real_play_contributions_add_up_to_the_margin():
     for (sit, pol, opp), _ in g.items():
         assert pol == "-" or sit == "policy 100+ behind"
         assert opp == "-" or sit == "opponents 100+ behind"
+
+
+def test_declared_blind_nil_reads_each_teams_seats_in_both_games():
+    four = _hand(0, (3, 4, BN, 4), 0, 0)
+    assert bnb.declared_blind_nil(four, 0) and not bnb.declared_blind_nil(four, 1)
+    two = HandRecord(0, 0, (0, 0), (4, BN), (9, 4), (_team(0), _team(0)))  # seat 0, seat 1
+    assert not bnb.declared_blind_nil(two, 0) and bnb.declared_blind_nil(two, 1)
