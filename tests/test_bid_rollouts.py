@@ -1,0 +1,117 @@
+"""Rollout-valued bids (training.bid_rollouts): the candidates, the replay of the true deal
+(the policy's own bid is valued at exactly the margin its hand scored), the saved chunks read by
+training.bc, and config errors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # training/ is a top-level package of the source tree
+    sys.path.insert(0, str(ROOT))
+
+from spades_env.core.actions import BID_BASE, NUM_ACTIONS  # noqa: E402
+from training.bc import saved_data  # noqa: E402
+from training.bid_rollouts import (  # noqa: E402
+    Table,
+    candidate_bids,
+    load_rollout_config,
+    play,
+    rollout_values,
+    run,
+)
+from training.config import ConfigError  # noqa: E402
+from training.rules_family import load_family  # noqa: E402
+
+V5 = str(ROOT / "checkpoints" / "spades_family_v5")
+SMALL = [
+    f"policy={V5}",
+    "rules_family=[tournament, house, {name: no_blind, blind_nil: false, blind_nil_exchange: 0}]",
+    "hands=24",
+    "chunk_hands=12",
+    "num_envs=8",
+    "rollout_batch=64",
+    "progress=false",
+]
+
+
+def _mask(*actions: int) -> np.ndarray:
+    m = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    m[list(actions)] = 1
+    return m
+
+
+def test_candidate_bids_are_the_legal_bids_near_the_own_and_nil():
+    every = _mask(*range(BID_BASE, BID_BASE + 14))
+    assert candidate_bids(BID_BASE + 4, every, 2, True) == [BID_BASE + b for b in (0, 2, 3, 4, 5, 6)]
+    assert candidate_bids(BID_BASE + 4, every, 1, False) == [BID_BASE + b for b in (3, 4, 5)]
+    assert candidate_bids(BID_BASE + 1, every, 2, True) == [BID_BASE + b for b in (0, 1, 2, 3)]
+    assert candidate_bids(BID_BASE + 13, every, 2, False) == [BID_BASE + b for b in (11, 12, 13)]
+    # a bid the rules close (here: Nil, and 6) is never a candidate
+    some = _mask(*(BID_BASE + b for b in (1, 2, 3, 4, 5, 7)))
+    assert candidate_bids(BID_BASE + 4, some, 2, True) == [BID_BASE + b for b in (2, 3, 4, 5)]
+
+
+def test_rollouts_replay_the_true_deal_and_value_the_candidates():
+    cfg = load_rollout_config(None, SMALL)
+    table = Table(cfg, load_family(list(cfg.rules_family))[0])
+    kept, bids = play(cfg, table, 12, seed=3)
+    n = len(bids["action"])
+    assert n >= 12 and len(kept["action"]) > 0
+    assert np.isfinite(bids["played"]).all()
+    values = rollout_values(cfg, table, bids)
+    own = values[np.arange(n), bids["action"].astype(np.int64)]
+    # deterministic players on the same deal: the own bid's rollout is the hand as it was played
+    np.testing.assert_array_equal(own, bids["played"])
+    for i in range(n):
+        cands = candidate_bids(int(bids["action"][i]), bids["mask"][i], cfg.bid_window, cfg.nil)
+        valued = np.flatnonzero(np.isfinite(values[i])).tolist()
+        assert valued == sorted(cands) and len(cands) >= 2
+        assert all(bids["mask"][i][a] for a in valued)
+    # a rollout's value is a hand's margin in whole points
+    assert (np.abs(values[np.isfinite(values)]) % 1 == 0).all()
+    # the policy's decisions only: its team's seats, never the opponents'
+    assert set(table.team[bids["slot"]].tolist()) <= {0, 1}
+
+
+def test_run_saves_chunks_that_training_bc_reads(tmp_path):
+    cfg = load_rollout_config(None, SMALL)
+    data = run(cfg, tmp_path)
+    files = sorted(data.glob("chunk_*.npz"))
+    assert len(files) == 2
+    stamp = files[0].stat().st_mtime_ns
+    run(cfg, tmp_path)  # made again: the chunks it has are kept
+    assert files[0].stat().st_mtime_ns == stamp
+    d = saved_data([str(data)], values=True)
+    valued = np.isfinite(d["values"].astype(np.float32)).any(axis=1)
+    assert valued.sum() >= 24 and (~valued).sum() > 0  # bids valued, kept decisions labelled only
+    rows = np.flatnonzero(valued)
+    assert d["mask"][rows][:, BID_BASE : BID_BASE + 14].any(axis=1).all()
+    assert d["mask"][np.arange(len(d["action"])), d["action"].astype(np.int64)].all()
+
+
+@pytest.mark.parametrize(
+    ("override", "words"),
+    [
+        ("policy=", "'policy' must name a checkpoint"),
+        ("keep_play=1.5", "'keep_play' must be in"),
+        ("bid_window=-1", "'bid_window' must be 0..13"),
+        ("hands=0", "'hands' must be >= 1"),
+        ("rules_weights=[1, 2]", "rules_weights"),
+    ],
+)
+def test_config_errors_name_the_key(override, words):
+    with pytest.raises(ConfigError, match=words):
+        load_rollout_config(None, [*SMALL, override])
+
+
+def test_a_policy_that_is_not_a_checkpoint_is_refused():
+    cfg = load_rollout_config(None, [*SMALL[1:], "policy=heuristic"])
+    with pytest.raises(ConfigError, match="not a checkpoint policy"):
+        Table(cfg, load_family(list(cfg.rules_family))[0])

@@ -1,0 +1,329 @@
+"""Rollout-valued bids: what each nearby bid would have scored, for a fine-tune of the bidding.
+
+Run::
+
+    python -m training.bid_rollouts --config configs/train/bid_rollouts.yaml [--set key=value ...] [--out runs/bid_rollouts]
+
+1. **Play.** A checkpoint policy (``policy``, deterministic) plays one team of ``num_envs``
+   games on the batched engine against ``opponents`` (one per game slot in turn: bots names,
+   or ``self`` for the policy itself), with a scripted partner (``partner``) in
+   ``partner_share`` of the slots; the rules are drawn per game from ``rules_family``.
+2. **Label.** At each of the policy's bids, every legal bid within ``bid_window`` of its own
+   (and Nil, with ``nil``) is tried on the *true deal*: the rest of the hand is played out by
+   the same players, and the bid's value is the hand's margin (the team's score change minus
+   the other team's: sets, bags and Nils included). The seat never sees the deal: one deal is
+   one sample of the bid's value given what the seat knows, and the fit averages over many.
+   All the candidate bids of a decision share the deal, so their differences are far less
+   noisy than their values. A share ``keep_play`` of the policy's other decisions is kept
+   with its own action as the label (what anchors the fit to the policy elsewhere).
+3. **Save.** Chunks in ``training.bc``'s format (``obs``, ``mask``, ``action``, ``values``: NaN
+   where not valued) under ``<out>/data``, for a ``training.bc`` fit with ``data_from`` (its
+   ``soft_temperature`` and ``regret_coef`` read the values; ``init_from`` the policy). A
+   stopped run made again keeps the chunks it has.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from spades_env.core import layout as L
+from spades_env.core.actions import BID_BASE, NUM_ACTIONS
+from training.config import ConfigError, config_to_dict, load_config
+from training.rules_family import load_family, validate_family
+
+
+@dataclass(frozen=True)
+class BidRolloutConfig:
+    """Every knob of a bid-rollout labelling run (``configs/train/bid_rollouts*.yaml``)."""
+
+    run_name: str = "bid_rollouts"
+    """Name of the run: the default output directory is ``runs/<run_name>``."""
+    seed: int = 0
+    """Seed of the games (deals, dealers, rules drawn per game)."""
+    policy: str = ""
+    """Checkpoint path of the policy whose bids are labelled (played deterministically)."""
+    rules_family: tuple[Any, ...] = ("tournament",)
+    """The rules, one drawn per game (``training.rules_family``)."""
+    rules_weights: tuple[float, ...] = ()
+    """Weights of the ``rules_family`` members (empty: equal)."""
+    opponents: tuple[str, ...] = ("heuristic", "blind", "self")
+    """The other team in each game slot, in turn: a bots name, or ``self`` (the policy)."""
+    partner: str = "heuristic"
+    """The policy's partner in ``partner_share`` of the slots (a bots name)."""
+    partner_share: float = 0.2
+    """Share of the game slots where the policy's partner is ``partner``."""
+    hands: int = 20_000
+    """Hands to play (each gives up to two labelled bids)."""
+    chunk_hands: int = 2_000
+    """Hands per saved chunk."""
+    bid_window: int = 2
+    """Candidate bids: the policy's bid +- this many tricks (legal ones)."""
+    nil: bool = True
+    """Also try Nil where it is legal."""
+    keep_play: float = 0.05
+    """Share of the policy's other decisions kept, labelled with its own action."""
+    num_envs: int = 256
+    """Games played together (and rows of a rollout batch: ``rollout_batch``)."""
+    rollout_batch: int = 4096
+    """Candidate bids played out together."""
+    torch_threads: int = 1
+    """Threads of the policy's forward passes (numpy; kept for the config's record)."""
+    progress: bool = True
+    """Show a progress bar."""
+
+    def problem(self) -> tuple[str, str] | None:
+        """The first bad key and why, or None."""
+        checks = (
+            ("policy", bool(self.policy), "must name a checkpoint"),
+            ("hands", self.hands >= 1, "must be >= 1"),
+            ("chunk_hands", self.chunk_hands >= 1, "must be >= 1"),
+            ("bid_window", 0 <= self.bid_window <= 13, "must be 0..13"),
+            ("keep_play", 0.0 <= self.keep_play <= 1.0, "must be in [0, 1]"),
+            ("partner_share", 0.0 <= self.partner_share <= 1.0, "must be in [0, 1]"),
+            ("num_envs", self.num_envs >= 2, "must be >= 2"),
+            ("rollout_batch", self.rollout_batch >= 16, "must be >= 16"),
+            ("opponents", len(self.opponents) >= 1, "must name at least one opponent"),
+        )
+        for key, ok, why in checks:
+            if not ok:
+                return key, why
+        return None
+
+
+def load_rollout_config(path: str | Path | None, overrides: list[str] | None = None) -> BidRolloutConfig:
+    """The config of ``path`` (defaults if None) with ``key=value`` overrides, checked."""
+    cfg = load_config(BidRolloutConfig, path, overrides)
+    bad = cfg.problem()
+    if bad is not None:
+        raise ConfigError(f"{path or 'config'}: key {bad[0]!r} {bad[1]}")
+    bad = validate_family(cfg.rules_family, cfg.rules_weights)
+    if bad is not None:
+        raise ConfigError(f"{path or 'config'}: key {bad[0]!r} {bad[1]}")
+    return cfg
+
+
+# ---- players ------------------------------------------------------------------------------------
+class Table:
+    """Who plays each seat of each game slot: ``kind[slot, seat]`` indexes ``players``
+    (0: the policy), the policy's team is ``team[slot]``."""
+
+    def __init__(self, cfg: BidRolloutConfig, rules: Any) -> None:
+        from spades_env.resolve import resolve_policy
+
+        self.policy = resolve_policy(cfg.policy, cfg.seed, rules)
+        if not hasattr(self.policy, "act_batch"):
+            raise ConfigError(f"policy: {cfg.policy!r} is not a checkpoint policy")
+        names = ["policy"] + sorted({n for n in (*cfg.opponents, cfg.partner) if n != "self"})
+        self.players = [self.policy] + [resolve_policy(n, cfg.seed, rules) for n in names[1:]]
+        index = {n: i for i, n in enumerate(names)}
+        index["self"] = 0
+        b = cfg.num_envs
+        self.team = np.arange(b) % 2
+        self.kind = np.zeros((b, 4), dtype=np.int64)
+        n_partner = round(cfg.partner_share * b)
+        for slot in range(b):
+            t = self.team[slot]
+            opp = index[cfg.opponents[(slot // 2) % len(cfg.opponents)]]
+            self.kind[slot, 1 - t] = self.kind[slot, 3 - t] = opp
+            if slot >= b - n_partner:
+                self.kind[slot, t + 2] = index[cfg.partner]
+
+    def learner(self, slots: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Which (slot, seat to act) pairs are the labelled policy's decisions."""
+        return (seats % 2 == self.team[slots]) & (self.kind[slots, seats] == 0)
+
+    def actions(self, kinds: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Each row's action by player ``kinds[row]``, one batched call per player."""
+        from spades_env.arena.batched import decide
+
+        out = np.empty(len(kinds), dtype=np.int64)
+        for k in np.unique(kinds).tolist():
+            rows = np.flatnonzero(kinds == k)
+            out[rows] = decide([self.players[k]] * rows.size, obs[rows], mask[rows])
+        return out
+
+
+def candidate_bids(own: int, mask: np.ndarray, window: int, nil: bool) -> list[int]:
+    """The legal bid actions within ``window`` of ``own`` (an action id), and Nil with ``nil``."""
+    bid = own - BID_BASE
+    out = [BID_BASE + b for b in range(max(0, bid - window), min(13, bid + window) + 1) if mask[BID_BASE + b]]
+    if nil and mask[BID_BASE] and BID_BASE not in out:
+        out.insert(0, BID_BASE)
+    return out
+
+
+# ---- 1. play ------------------------------------------------------------------------------------
+def play(cfg: BidRolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """``hands`` hands of fresh games: the policy's kept decisions (``obs``, ``mask``,
+    ``action``) and its bid decisions with their state rows (``state``, ``params``,
+    ``ridx``, ``slot``, plus ``obs``, ``mask``, ``action``)."""
+    from spades_env.vector import VectorSpades
+
+    family = load_family(list(cfg.rules_family))
+    eng = VectorSpades(cfg.num_envs, family, episode="game", seed=seed, rules_weights=cfg.rules_weights or None)
+    res = eng.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    slots = np.arange(cfg.num_envs)
+    kept: dict[str, list] = {"obs": [], "mask": [], "action": []}
+    bids: dict[str, list] = {"obs": [], "mask": [], "action": [], "state": [], "params": [], "ridx": [], "slot": []}
+    played: list[float] = []  # per bid decision, the margin of its hand as played
+    waiting: dict[int, list[int]] = {}  # slot -> its bid decisions whose hand is not scored yet
+    done = 0
+    while done < hands or waiting:  # once enough hands are scored, only the hands begun go on
+        seats = res.seat.copy()
+        obs, mask = res.obs, res.mask
+        acts = table.actions(table.kind[slots, seats], obs, mask)
+        mine = table.learner(slots, seats) & (done < hands)
+        bidding = mine & (mask[:, BID_BASE : BID_BASE + 14].sum(axis=1) > 0)
+        keep = mine & ~bidding & (rng.random(cfg.num_envs) < cfg.keep_play) & (mask.sum(axis=1) > 1)
+        for part, rows in ((bids, np.flatnonzero(bidding)), (kept, np.flatnonzero(keep))):
+            part["obs"].append(obs[rows].astype(np.float16))
+            part["mask"].append(mask[rows].astype(np.bool_))
+            part["action"].append(acts[rows].astype(np.int8))
+        rows = np.flatnonzero(bidding)
+        bids["state"].append(eng.states[rows].copy())
+        bids["params"].append(eng.game_params[rows].copy())
+        bids["ridx"].append(eng.rules_index[rows].copy())
+        bids["slot"].append(rows)
+        for slot in rows.tolist():
+            waiting.setdefault(slot, []).append(len(played))
+            played.append(np.nan)
+        res = eng.step(acts)
+        for slot in np.flatnonzero(eng.hand_done).tolist():
+            hd = eng.hand_end_states[slot, L.HAND_DELTA : L.HAND_DELTA + 2]
+            t = table.team[slot]
+            for j in waiting.pop(slot, []):
+                played[j] = float(hd[t] - hd[1 - t])
+        done += int(eng.hand_done.sum())
+    out_bids = {k: np.concatenate(v) for k, v in bids.items()}
+    out_bids["played"] = np.asarray(played, dtype=np.float32)
+    return {k: np.concatenate(v) for k, v in kept.items()}, out_bids
+
+
+# ---- 2. label -----------------------------------------------------------------------------------
+def rollout_values(cfg: BidRolloutConfig, table: Table, bids: dict[str, np.ndarray]) -> np.ndarray:
+    """``float32 [n, 70]``: for each bid decision, the hand margin of each candidate bid played
+    out on the true deal by the same players (NaN for the other actions)."""
+    from spades_env.vector import VectorSpades
+
+    n = len(bids["action"])
+    values = np.full((n, NUM_ACTIONS), np.nan, dtype=np.float32)
+    jobs = [
+        (i, a)
+        for i in range(n)
+        for a in candidate_bids(int(bids["action"][i]), bids["mask"][i], cfg.bid_window, cfg.nil)
+    ]
+    family = load_family(list(cfg.rules_family))
+    size = min(cfg.rollout_batch, max(len(jobs), 1))
+    eng = VectorSpades(size, family, episode="game", seed=0)
+    for lo in range(0, len(jobs), size):
+        part = jobs[lo : lo + size]
+        m = len(part)
+        idx = np.array([i for i, _ in part], dtype=np.int64)
+        active = np.zeros(size, dtype=np.bool_)
+        active[:m] = True
+        eng.states[:m] = bids["state"][idx]
+        eng.game_params[:m] = bids["params"][idx]
+        eng.rules_index[:m] = bids["ridx"][idx]
+        res = eng.refresh()
+        slot = bids["slot"][idx]
+        team = table.team[slot]
+        acts = np.zeros(size, dtype=np.int64)
+        acts[:m] = [a for _, a in part]
+        acts[m:] = np.argmax(res.mask[m:], axis=1)
+        out = np.full(m, np.nan, dtype=np.float32)
+        for _ in range(80):  # the rest of a hand: at most 3 Blind Nil choices, 3 bids, 6 passes, 52 cards
+            res = eng.step(acts, active)
+            ended = np.flatnonzero(eng.hand_done[:m] & active[:m])
+            if ended.size:
+                hd = eng.hand_end_states[ended, L.HAND_DELTA : L.HAND_DELTA + 2]
+                t = team[ended]
+                out[ended] = hd[np.arange(ended.size), t] - hd[np.arange(ended.size), 1 - t]
+                active[ended] = False
+            if not active.any():
+                break
+            rows = np.flatnonzero(active[:m])
+            seats = res.seat[rows]
+            acts[rows] = table.actions(table.kind[slot[rows], seats], res.obs[rows], res.mask[rows])
+        if active.any():
+            raise RuntimeError("a rollout did not reach the end of its hand")
+        values[idx, np.array([a for _, a in part])] = out
+    return values
+
+
+# ---- 3. the run ---------------------------------------------------------------------------------
+def run(cfg: BidRolloutConfig, out: str | Path | None = None) -> Path:
+    """Play, label and save every chunk; returns the data folder ``<out>/data``."""
+    out_dir = Path(out) if out is not None else Path("runs") / cfg.run_name
+    data = out_dir / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    (out_dir / "config.json").write_text(json.dumps(config_to_dict(cfg), indent=2, default=str))
+    table = Table(cfg, load_family(list(cfg.rules_family))[0])
+    n_chunks = -(-cfg.hands // cfg.chunk_hands)
+    it: Any = range(n_chunks)
+    if cfg.progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(it, desc="chunks", unit="chunk")
+    for k in it:
+        path = data / f"chunk_{k:05d}.npz"
+        task = json.dumps([config_to_dict(cfg), k], default=str)
+        if path.is_file():
+            with np.load(path, allow_pickle=False) as z:
+                if str(z["task"]) == task:
+                    continue
+        t0 = time.time()
+        hands = min(cfg.chunk_hands, cfg.hands - k * cfg.chunk_hands)
+        kept, bids = play(cfg, table, hands, cfg.seed * 100_003 + k)
+        values = rollout_values(cfg, table, bids)
+        own = values[np.arange(len(values)), bids["action"].astype(np.int64)]
+        part = {
+            key: np.concatenate([bids[key], kept[key]]) for key in ("obs", "mask", "action")
+        }
+        part["values"] = np.concatenate(
+            [values, np.full((len(kept["action"]), NUM_ACTIONS), np.nan, dtype=np.float32)]
+        ).astype(np.float16)
+        tmp = data / f".chunk_{k:05d}.tmp.npz"
+        np.savez(tmp, task=np.array(task), **part)
+        tmp.replace(path)
+        print(
+            json.dumps(
+                {
+                    "chunk": k,
+                    "bids": len(bids["action"]),
+                    "kept": len(kept["action"]),
+                    "own_bid_replayed": float(np.mean(own == bids["played"])),  # 1.0: the rollouts replay the games
+                    "seconds": round(time.time() - t0, 1),
+                }
+            ),
+            flush=True,
+        )
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", default=None, help="YAML config (configs/train/bid_rollouts*.yaml)")
+    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config keys")
+    p.add_argument("--out", default=None, help="output folder (default runs/<run_name>)")
+    args = p.parse_args(argv)
+    try:
+        cfg = load_rollout_config(args.config, args.set)
+        run(cfg, args.out)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
