@@ -86,7 +86,8 @@ class BCConfig:
     play, for the whole chunk."""
     soft_temperature: float = 0.0
     """0: imitate the teacher's action (cross-entropy on one label). > 0: imitate the
-    teacher's values where it has them (L3's searched mean hand margins, in points): the
+    teacher's values where it has them (L3's searched mean hand margins, or the rollout
+    margins of ``training.bid_rollouts`` chunks in ``data_from``, in points): the
     target is the softmax of values / ``soft_temperature`` over the searched actions, so a
     near-tie teaches both cards and a clear gap teaches one. Decisions without values keep
     the one label."""
@@ -182,7 +183,7 @@ class BCConfig:
                 f"a rules_family needs a teacher that reads the rules from its observation "
                 f"({', '.join(RULES_READING_TEACHERS)}), got {self.teacher!r}"
             )
-        if self.soft_temperature > 0 and parse_policy_name(self.teacher)[0] not in VALUE_TEACHERS:
+        if self.soft_temperature > 0 and self.decisions > 0 and parse_policy_name(self.teacher)[0] not in VALUE_TEACHERS:
             return "soft_temperature", (
                 f"soft targets need a teacher that values its actions ({', '.join(VALUE_TEACHERS)}), "
                 f"got {self.teacher!r}"

@@ -41,6 +41,15 @@ run folder ``<runs>/<name>``::
         stop_at: 650               # optional: stop at this update (the learning rate still
                                    #   anneals over the config's whole run); its checkpoint
                                    #   there is the stage's final
+      - name: bidroll              # rollout-valued bids (training.bid_rollouts) of ppo2's
+        kind: bid_rollouts         #   policy (init_from: the checkpoint whose bids are valued)
+        config: configs/train/bid_rollouts.yaml
+        init_from: ppo2
+      - name: bids                 # a bc fit from ppo2 on that data (data_from: a bc or
+        kind: bc                   #   bid_rollouts stage's <run>/data)
+        config: configs/train/bc_bids.yaml
+        init_from: ppo2
+        data_from: [bidroll]
 
 * **Ends by count.** A PPO stage ends at ``stop_at`` or ``updates`` (or its config's
   ``total_updates`` / ``total_decisions``); ``max_minutes`` must be 0, so a stage is a function
@@ -67,7 +76,8 @@ import yaml
 from training.checkpoint import CheckpointError
 from training.config import ConfigError, config_to_dict
 
-KINDS = ("bc", "ppo")
+KINDS = ("bc", "ppo", "bid_rollouts")
+TRAINED = ("bc", "ppo")  # the kinds whose stages end in a checkpoint
 STAGE_KEYS = ("name", "kind", "config", "init_from", "play_by", "data_from", "updates", "stop_at", "set")
 TOP_KEYS = ("runs", "export", "stages")
 DONE = "stage.json"
@@ -142,10 +152,11 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
             raise ConfigError(f"{at}: key 'init_from' must be a stage name, got {init_from!r}")
         if init_from:
             src, _, upd = init_from.partition("@")
-            if src not in {s.name for s in stages}:
+            trained = [s.name for s in stages if s.kind in TRAINED]
+            if src not in trained:
                 raise ConfigError(
-                    f"{at}: key 'init_from': {src!r} is not an earlier stage "
-                    f"(earlier: {', '.join(s.name for s in stages) or 'none'})"
+                    f"{at}: key 'init_from': {src!r} is not an earlier bc or ppo stage "
+                    f"(earlier: {', '.join(trained) or 'none'})"
                 )
             if upd and not upd.isdigit():
                 raise ConfigError(f"{at}: key 'init_from': {init_from!r} is not STAGE or STAGE@UPDATE")
@@ -155,7 +166,7 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
         if play_by:
             if kind != "bc":
                 raise ConfigError(f"{at}: key 'play_by' is for bc stages")
-            if play_by.partition("@")[0] not in {s.name for s in stages}:
+            if play_by.partition("@")[0] not in {s.name for s in stages if s.kind in TRAINED}:
                 raise ConfigError(f"{at}: key 'play_by': {play_by!r} is not an earlier stage")
         data_from = st.get("data_from") or []
         if not isinstance(data_from, list) or not all(isinstance(x, str) for x in data_from):
@@ -163,17 +174,17 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
         if data_from and kind != "bc":
             raise ConfigError(f"{at}: key 'data_from' is for bc stages")
         for src in data_from:
-            if src not in {s.name for s in stages if s.kind == "bc"}:
-                raise ConfigError(f"{at}: key 'data_from': {src!r} is not an earlier bc stage")
+            if src not in {s.name for s in stages if s.kind in ("bc", "bid_rollouts")}:
+                raise ConfigError(f"{at}: key 'data_from': {src!r} is not an earlier bc or bid_rollouts stage")
         updates = st.get("updates", 0)
         if isinstance(updates, bool) or not isinstance(updates, int) or updates < 0:
             raise ConfigError(f"{at}: key 'updates' must be a positive integer, got {updates!r}")
-        if updates and kind == "bc":
+        if updates and kind != "ppo":
             raise ConfigError(f"{at}: key 'updates' is for ppo stages")
         stop_at = st.get("stop_at", 0)
         if isinstance(stop_at, bool) or not isinstance(stop_at, int) or stop_at < 0:
             raise ConfigError(f"{at}: key 'stop_at' must be a positive integer, got {stop_at!r}")
-        if stop_at and kind == "bc":
+        if stop_at and kind != "ppo":
             raise ConfigError(f"{at}: key 'stop_at' is for ppo stages")
         sets = st.get("set") or []
         if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
@@ -191,8 +202,9 @@ def _stage_source(pl: Pipeline, init_from: str) -> Path:
 def stage_config(pl: Pipeline, st: Stage) -> Any:
     """The stage's resolved config: its file, ``set``, then ``init_from`` and ``updates``."""
     ov = list(st.overrides)
-    if st.init_from:
-        ov.append(f"init_from={_stage_source(pl, st.init_from)}")
+    if st.init_from:  # a bid_rollouts stage labels the bids of that checkpoint
+        key = "policy" if st.kind == "bid_rollouts" else "init_from"
+        ov.append(f"{key}={_stage_source(pl, st.init_from)}")
     if st.play_by:
         ov.append(f"play_by={_stage_source(pl, st.play_by)}")
     if st.data_from:
@@ -201,6 +213,10 @@ def stage_config(pl: Pipeline, st: Stage) -> Any:
         from training.bc import load_bc_config
 
         return load_bc_config(st.config, ov or None)
+    if st.kind == "bid_rollouts":
+        from training.bid_rollouts import load_rollout_config
+
+        return load_rollout_config(st.config, ov or None)
     from training.ppo import load_train_config
 
     if st.updates:
@@ -215,7 +231,8 @@ def stage_config(pl: Pipeline, st: Stage) -> Any:
 
 
 def run_stage(pl: Pipeline, st: Stage, log=print) -> Path:
-    """Run (or skip, or resume) one stage; returns its final checkpoint."""
+    """Run (or skip, or resume) one stage; returns its final checkpoint (a bid_rollouts
+    stage: its data folder)."""
     run = pl.runs / st.name
     cfg = stage_config(pl, st)
     want = {"kind": st.kind, "config_file": st.config, "config": config_to_dict(cfg), "stop_at": st.stop_at}
@@ -244,6 +261,12 @@ def run_stage(pl: Pipeline, st: Stage, log=print) -> Path:
         log(f"stage {st.name}: behaviour cloning ({st.config}) -> {run}")
         final = run_bc(cfg, run)
         info: dict[str, Any] = {}
+    elif st.kind == "bid_rollouts":
+        from training.bid_rollouts import run as run_rollouts
+
+        log(f"stage {st.name}: rollout-valued bids of {cfg.policy} ({st.config}) -> {run}")
+        final = run_rollouts(cfg, run)  # its data folder: what later stages read (data_from)
+        info = {}
     else:
         from training.ppo import train
 
