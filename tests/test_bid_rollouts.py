@@ -21,6 +21,8 @@ from training.bc import saved_data  # noqa: E402
 from training.bid_rollouts import (  # noqa: E402
     Table,
     candidate_bids,
+    deviation_report,
+    format_report,
     load_rollout_config,
     play,
     rollout_values,
@@ -88,6 +90,9 @@ def test_run_saves_chunks_that_training_bc_reads(tmp_path):
     stamp = files[0].stat().st_mtime_ns
     run(cfg, tmp_path)  # made again: the chunks it has are kept
     assert files[0].stat().st_mtime_ns == stamp
+    longer = load_rollout_config(None, [*SMALL, "hands=36"])
+    run(longer, tmp_path)  # a longer run keeps the shorter one's chunks and adds one
+    assert files[0].stat().st_mtime_ns == stamp and len(list(data.glob("chunk_*.npz"))) == 3
     d = saved_data([str(data)], values=True)
     valued = np.isfinite(d["values"].astype(np.float32)).any(axis=1)
     assert valued.sum() >= 24 and (~valued).sum() > 0  # bids valued, kept decisions labelled only
@@ -115,3 +120,22 @@ def test_a_policy_that_is_not_a_checkpoint_is_refused():
     cfg = load_rollout_config(None, [*SMALL[1:], "policy=heuristic"])
     with pytest.raises(ConfigError, match="not a checkpoint policy"):
         Table(cfg, load_family(list(cfg.rules_family))[0])
+
+
+def test_report_prices_each_change_of_bid_against_the_own(tmp_path):
+    cfg = load_rollout_config(None, SMALL)
+    data = run(cfg, tmp_path)
+    d = saved_data([str(data)], values=True)
+    v = d["values"].astype(np.float32)
+    act = d["action"].astype(np.int64)
+    rows = np.flatnonzero(np.isfinite(v).any(axis=1) & (act != BID_BASE))
+    report = deviation_report([str(data)])
+    every = report[0]
+    assert every["situation"] == "every bid" and every["bids"] == rows.size
+    # "+1" by hand: the mean over decisions whose own bid + 1 was a candidate
+    up = [v[i, act[i] + 1] - v[i, act[i]] for i in rows if act[i] < BID_BASE + 13 and np.isfinite(v[i, act[i] + 1])]
+    assert every["+1"][2] == len(up) and every["+1"][0] == pytest.approx(float(np.mean(up)), abs=1e-4)
+    parts = report[1:]
+    assert sum(r["bids"] for r in parts[:2]) >= every["bids"] - parts[2]["bids"]
+    text = format_report(report)
+    assert text.count("\n") == len(report) + 1 and "| every bid |" in text and "bid -2" in text

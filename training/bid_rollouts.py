@@ -20,6 +20,10 @@ Run::
    where not valued) under ``<out>/data``, for a ``training.bc`` fit with ``data_from`` (its
    ``soft_temperature`` and ``regret_coef`` read the values; ``init_from`` the policy). A
    stopped run made again keeps the chunks it has.
+
+``--report DATA`` prints, from saved data, what changing the policy's bid by -2..+2 tricks or to
+Nil would have changed in the hand's margin on average, by bidding situation (a policy whose
+every change loses has bids that are locally optimal against these players).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import numpy as np
 
 from spades_env.core import layout as L
 from spades_env.core.actions import BID_BASE, NUM_ACTIONS
+from spades_env.observation import O_BIDS
 from training.config import ConfigError, config_to_dict, load_config
 from training.rules_family import load_family, validate_family
 
@@ -259,7 +264,74 @@ def rollout_values(cfg: BidRolloutConfig, table: Table, bids: dict[str, np.ndarr
     return values
 
 
+# ---- the report ---------------------------------------------------------------------------------
+DEVIATIONS = (-2, -1, 1, 2)
+"""The bid changes the report prices (in tricks; Nil is its own column)."""
+
+
+def _situations(obs: np.ndarray) -> dict[str, np.ndarray]:
+    """Rows of each bidding situation, read from the observations' public bids."""
+    bids = obs[:, O_BIDS : O_BIDS + 64].reshape(-1, 4, 16)
+    opp_bn = (bids[:, 1, 15] > 0) | (bids[:, 3, 15] > 0)
+    partner_bn = bids[:, 2, 15] > 0
+    return {
+        "every bid": np.ones(len(obs), dtype=np.bool_),
+        "no Blind Nil declared": ~opp_bn & ~partner_bn,
+        "an opponent declared Blind Nil": opp_bn,
+        "the partner declared Blind Nil": partner_bn,
+    }
+
+
+def deviation_report(folders: list[str] | tuple[str, ...]) -> list[dict[str, Any]]:
+    """Per bidding situation, what changing the labelled policy's bid would have changed in
+    the hand's margin, on average over the saved decisions: for each change in
+    :data:`DEVIATIONS` and for Nil, the mean of (value of that bid - value of the own bid)
+    over the decisions where that bid was a candidate, its standard error and count. The
+    policy's own Nil bids are left out (their neighbours are not the same kind of bid)."""
+    from training.bc import saved_data
+
+    d = saved_data(folders, values=True)
+    valued = np.isfinite(d["values"].astype(np.float32)).any(axis=1)
+    obs = d["obs"][valued].astype(np.float32)
+    act = d["action"][valued].astype(np.int64)
+    val = d["values"][valued].astype(np.float32)
+    own = val[np.arange(len(act)), act]
+    rows = []
+    for name, sel in _situations(obs).items():
+        sel = sel & (act != BID_BASE)
+        row: dict[str, Any] = {"situation": name, "bids": int(sel.sum())}
+        for label, target in [(f"{d:+d}", act + d) for d in DEVIATIONS] + [("Nil", np.full_like(act, BID_BASE))]:
+            ok = sel & (target >= BID_BASE) & (target < BID_BASE + 14)
+            idx = np.flatnonzero(ok)
+            diff = val[idx, target[idx]] - own[idx]
+            diff = diff[np.isfinite(diff)]
+            se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else float("nan")
+            row[label] = (float(diff.mean()) if diff.size else float("nan"), se, int(diff.size))
+        rows.append(row)
+    return rows
+
+
+def format_report(rows: list[dict[str, Any]]) -> str:
+    """The report as a markdown table: mean points per hand [+- standard error]."""
+    labels = [f"{d:+d}" for d in DEVIATIONS] + ["Nil"]
+    lines = [
+        "| situation | bids | " + " | ".join(f"bid {x}" if x != "Nil" else "Nil" for x in labels) + " |",
+        "|---|---:|" + "---:|" * len(labels),
+    ]
+    for r in rows:
+        cells = [f"{r[x][0]:+.1f} [+-{r[x][1]:.1f}]" if r[x][2] else "-" for x in labels]
+        lines.append(f"| {r['situation']} | {r['bids']:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 # ---- 3. the run ---------------------------------------------------------------------------------
+def chunk_task(cfg: BidRolloutConfig, k: int, hands: int) -> str:
+    """What chunk ``k`` (of ``hands`` hands) is a function of: the config but for the total
+    ``hands`` and the display knobs, so that a longer run keeps the chunks of a shorter one."""
+    keys = {key: v for key, v in config_to_dict(cfg).items() if key not in ("run_name", "hands", "progress")}
+    return json.dumps([keys, k, hands], default=str)
+
+
 def run(cfg: BidRolloutConfig, out: str | Path | None = None) -> Path:
     """Play, label and save every chunk; returns the data folder ``<out>/data``."""
     out_dir = Path(out) if out is not None else Path("runs") / cfg.run_name
@@ -275,13 +347,13 @@ def run(cfg: BidRolloutConfig, out: str | Path | None = None) -> Path:
         it = tqdm(it, desc="chunks", unit="chunk")
     for k in it:
         path = data / f"chunk_{k:05d}.npz"
-        task = json.dumps([config_to_dict(cfg), k], default=str)
+        hands = min(cfg.chunk_hands, cfg.hands - k * cfg.chunk_hands)
+        task = chunk_task(cfg, k, hands)
         if path.is_file():
             with np.load(path, allow_pickle=False) as z:
                 if str(z["task"]) == task:
                     continue
         t0 = time.time()
-        hands = min(cfg.chunk_hands, cfg.hands - k * cfg.chunk_hands)
         kept, bids = play(cfg, table, hands, cfg.seed * 100_003 + k)
         values = rollout_values(cfg, table, bids)
         own = values[np.arange(len(values)), bids["action"].astype(np.int64)]
@@ -314,8 +386,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", default=None, help="YAML config (configs/train/bid_rollouts*.yaml)")
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config keys")
     p.add_argument("--out", default=None, help="output folder (default runs/<run_name>)")
+    p.add_argument(
+        "--report", nargs="+", default=None, metavar="DATA",
+        help="print what changing each bid would have scored, from saved data folders (no run)",
+    )
     args = p.parse_args(argv)
     try:
+        if args.report:
+            print(format_report(deviation_report(args.report)))
+            return 0
         cfg = load_rollout_config(args.config, args.set)
         run(cfg, args.out)
     except ConfigError as exc:
