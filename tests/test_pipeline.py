@@ -282,7 +282,7 @@ def test_bc_stages_fit_on_earlier_stages_data(tmp_path):
     assert c.data_from == (str(tmp_path / "r" / "a" / "data"), str(tmp_path / "r" / "b" / "data"))
     assert c.decisions == 0 and c.soft_temperature > 0
     for text, words in (
-        ("  - {name: c, kind: bc, config: configs/train/bc.yaml, data_from: [zz]}\n", "'data_from': 'zz' is not an earlier bc or bid_rollouts stage"),
+        ("  - {name: c, kind: bc, config: configs/train/bc.yaml, data_from: [zz]}\n", "'data_from': 'zz' is not an earlier bc or rollouts stage"),
         ("  - {name: c, kind: ppo, config: configs/train/smoke.yaml, data_from: [a]}\n", "'data_from' is for bc stages"),
         ("  - {name: c, kind: bc, config: configs/train/bc.yaml, data_from: a}\n", "'data_from' must be a list"),
     ):
@@ -292,7 +292,7 @@ def test_bc_stages_fit_on_earlier_stages_data(tmp_path):
             load_pipeline(bad)
 
 
-def test_bid_rollouts_stage_labels_a_stage_and_feeds_a_fit(tmp_path):
+def test_rollouts_stage_labels_a_stage_and_feeds_a_fit(tmp_path):
     f = tmp_path / "p.yaml"
     f.write_text(
         """stages:
@@ -302,8 +302,8 @@ def test_bid_rollouts_stage_labels_a_stage_and_feeds_a_fit(tmp_path):
     set: [decisions=1500, chunk_decisions=1500, num_envs=16, workers=1, epochs=1, batch_size=256,
           "hidden=[32, 32]", "critic_hidden=[32, 32]", progress=false]
   - name: r
-    kind: bid_rollouts
-    config: configs/train/bid_rollouts.yaml
+    kind: rollouts
+    config: configs/train/rollouts_bids.yaml
     init_from: a
     set: [hands=8, chunk_hands=8, num_envs=8, rollout_batch=64, "rules_family=[tournament, house]", "rules_weights=[]"]
   - name: f
@@ -325,12 +325,12 @@ def test_bid_rollouts_stage_labels_a_stage_and_feeds_a_fit(tmp_path):
     assert meta["bc"]["decisions"] > 16 and meta["config"]["soft_temperature"] > 0
     for text, words in (
         ("  - {name: b, kind: bc, config: configs/train/bc.yaml, init_from: r}\n", "'init_from': 'r' is not an earlier bc or ppo stage"),
-        ("  - {name: b, kind: bid_rollouts, config: configs/train/bid_rollouts.yaml, updates: 3}\n", "'updates' is for ppo stages"),
+        ("  - {name: b, kind: rollouts, config: configs/train/rollouts_bids.yaml, updates: 3}\n", "'updates' is for ppo stages"),
     ):
         bad = tmp_path / "bad.yaml"
         bad.write_text(
             "stages:\n  - {name: a, kind: bc, config: configs/train/bc.yaml}\n"
-            "  - {name: r, kind: bid_rollouts, config: configs/train/bid_rollouts.yaml, init_from: a}\n" + text
+            "  - {name: r, kind: rollouts, config: configs/train/rollouts_bids.yaml, init_from: a}\n" + text
         )
         with pytest.raises(ConfigError, match=words):
             load_pipeline(bad)

@@ -87,7 +87,7 @@ class BCConfig:
     soft_temperature: float = 0.0
     """0: imitate the teacher's action (cross-entropy on one label). > 0: imitate the
     teacher's values where it has them (L3's searched mean hand margins, or the rollout
-    margins of ``training.bid_rollouts`` chunks in ``data_from``, in points): the
+    margins of ``training.rollouts`` chunks in ``data_from``, in points): the
     target is the softmax of values / ``soft_temperature`` over the searched actions, so a
     near-tie teaches both cards and a clear gap teaches one. Decisions without values keep
     the one label."""

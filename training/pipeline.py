@@ -41,15 +41,15 @@ run folder ``<runs>/<name>``::
         stop_at: 650               # optional: stop at this update (the learning rate still
                                    #   anneals over the config's whole run); its checkpoint
                                    #   there is the stage's final
-      - name: bidroll              # rollout-valued bids (training.bid_rollouts) of ppo2's
-        kind: bid_rollouts         #   policy (init_from: the checkpoint whose bids are valued)
-        config: configs/train/bid_rollouts.yaml
+      - name: rollbids             # rollout-valued bids (training.rollouts) of ppo2's
+        kind: rollouts             #   policy (init_from: the checkpoint whose bids are valued)
+        config: configs/train/rollouts_bids.yaml
         init_from: ppo2
       - name: bids                 # a bc fit from ppo2 on that data (data_from: a bc or
-        kind: bc                   #   bid_rollouts stage's <run>/data)
+        kind: bc                   #   rollouts stage's <run>/data)
         config: configs/train/bc_bids.yaml
         init_from: ppo2
-        data_from: [bidroll]
+        data_from: [rollbids]
 
 * **Ends by count.** A PPO stage ends at ``stop_at`` or ``updates`` (or its config's
   ``total_updates`` / ``total_decisions``); ``max_minutes`` must be 0, so a stage is a function
@@ -76,7 +76,7 @@ import yaml
 from training.checkpoint import CheckpointError
 from training.config import ConfigError, config_to_dict
 
-KINDS = ("bc", "ppo", "bid_rollouts")
+KINDS = ("bc", "ppo", "rollouts")
 TRAINED = ("bc", "ppo")  # the kinds whose stages end in a checkpoint
 STAGE_KEYS = ("name", "kind", "config", "init_from", "play_by", "data_from", "updates", "stop_at", "set")
 TOP_KEYS = ("runs", "export", "stages")
@@ -174,8 +174,8 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
         if data_from and kind != "bc":
             raise ConfigError(f"{at}: key 'data_from' is for bc stages")
         for src in data_from:
-            if src not in {s.name for s in stages if s.kind in ("bc", "bid_rollouts")}:
-                raise ConfigError(f"{at}: key 'data_from': {src!r} is not an earlier bc or bid_rollouts stage")
+            if src not in {s.name for s in stages if s.kind in ("bc", "rollouts")}:
+                raise ConfigError(f"{at}: key 'data_from': {src!r} is not an earlier bc or rollouts stage")
         updates = st.get("updates", 0)
         if isinstance(updates, bool) or not isinstance(updates, int) or updates < 0:
             raise ConfigError(f"{at}: key 'updates' must be a positive integer, got {updates!r}")
@@ -202,8 +202,8 @@ def _stage_source(pl: Pipeline, init_from: str) -> Path:
 def stage_config(pl: Pipeline, st: Stage) -> Any:
     """The stage's resolved config: its file, ``set``, then ``init_from`` and ``updates``."""
     ov = list(st.overrides)
-    if st.init_from:  # a bid_rollouts stage labels the bids of that checkpoint
-        key = "policy" if st.kind == "bid_rollouts" else "init_from"
+    if st.init_from:  # a rollouts stage values the decisions of that checkpoint
+        key = "policy" if st.kind == "rollouts" else "init_from"
         ov.append(f"{key}={_stage_source(pl, st.init_from)}")
     if st.play_by:
         ov.append(f"play_by={_stage_source(pl, st.play_by)}")
@@ -213,8 +213,8 @@ def stage_config(pl: Pipeline, st: Stage) -> Any:
         from training.bc import load_bc_config
 
         return load_bc_config(st.config, ov or None)
-    if st.kind == "bid_rollouts":
-        from training.bid_rollouts import load_rollout_config
+    if st.kind == "rollouts":
+        from training.rollouts import load_rollout_config
 
         return load_rollout_config(st.config, ov or None)
     from training.ppo import load_train_config
@@ -231,7 +231,7 @@ def stage_config(pl: Pipeline, st: Stage) -> Any:
 
 
 def run_stage(pl: Pipeline, st: Stage, log=print) -> Path:
-    """Run (or skip, or resume) one stage; returns its final checkpoint (a bid_rollouts
+    """Run (or skip, or resume) one stage; returns its final checkpoint (a rollouts
     stage: its data folder)."""
     run = pl.runs / st.name
     cfg = stage_config(pl, st)
@@ -261,10 +261,10 @@ def run_stage(pl: Pipeline, st: Stage, log=print) -> Path:
         log(f"stage {st.name}: behaviour cloning ({st.config}) -> {run}")
         final = run_bc(cfg, run)
         info: dict[str, Any] = {}
-    elif st.kind == "bid_rollouts":
-        from training.bid_rollouts import run as run_rollouts
+    elif st.kind == "rollouts":
+        from training.rollouts import run as run_rollouts
 
-        log(f"stage {st.name}: rollout-valued bids of {cfg.policy} ({st.config}) -> {run}")
+        log(f"stage {st.name}: rollout-valued decisions of {cfg.policy} ({st.config}) -> {run}")
         final = run_rollouts(cfg, run)  # its data folder: what later stages read (data_from)
         info = {}
     else:

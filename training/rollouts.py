@@ -1,21 +1,25 @@
-"""Rollout-valued bids: what each nearby bid would have scored, for a fine-tune of the bidding.
+"""Rollout-valued decisions: what each alternative would have scored, played out on the true deal.
 
 Run::
 
-    python -m training.bid_rollouts --config configs/train/bid_rollouts.yaml [--set key=value ...] [--out runs/bid_rollouts]
+    python -m training.rollouts --config configs/train/rollouts_bids.yaml [--set key=value ...] [--out runs/rollouts_bids]
+    python -m training.rollouts --report runs/rollouts_bids/data      # what each change of bid scores
 
 1. **Play.** A checkpoint policy (``policy``, deterministic) plays one team of ``num_envs``
    games on the batched engine against ``opponents`` (one per game slot in turn: bots names,
    or ``self`` for the policy itself), with a scripted partner (``partner``) in
    ``partner_share`` of the slots; the rules are drawn per game from ``rules_family``.
-2. **Label.** At each of the policy's bids, every legal bid within ``bid_window`` of its own
-   (and Nil, with ``nil``) is tried on the *true deal*: the rest of the hand is played out by
-   the same players, and the bid's value is the hand's margin (the team's score change minus
-   the other team's: sets, bags and Nils included). The seat never sees the deal: one deal is
-   one sample of the bid's value given what the seat knows, and the fit averages over many.
-   All the candidate bids of a decision share the deal, so their differences are far less
-   noisy than their values. A share ``keep_play`` of the policy's other decisions is kept
-   with its own action as the label (what anchors the fit to the policy elsewhere).
+2. **Label.** At each of the policy's decisions that ``decisions`` selects, every candidate
+   action is tried on the *true deal*: the rest of the hand is played out by the same players,
+   and the action's value is the hand's margin (the team's score change minus the other
+   team's: sets, bags and Nils included). ``decisions: bids``: every bid, the candidates the
+   legal bids within ``bid_window`` of its own (and Nil, with ``nil``);
+   ``decisions: blind_nil_defence``: every card it plays with a choice in a hand where an
+   opponent declared Blind Nil, the candidates every legal card. The seat never sees the
+   deal: one deal is one sample of an action's value given what the seat knows, and a fit
+   averages over many. All the candidates of a decision share the deal, so their differences
+   are far less noisy than their values. A share ``keep_play`` of the policy's other decisions
+   is kept with its own action as the label (what anchors a fit to the policy elsewhere).
 3. **Save.** Chunks in ``training.bc``'s format (``obs``, ``mask``, ``action``, ``values``: NaN
    where not valued) under ``<out>/data``, for a ``training.bc`` fit with ``data_from`` (its
    ``soft_temperature`` and ``regret_coef`` read the values; ``init_from`` the policy). A
@@ -40,21 +44,26 @@ import numpy as np
 
 from spades_env.core import layout as L
 from spades_env.core.actions import BID_BASE, NUM_ACTIONS
-from spades_env.observation import O_BIDS
+from spades_env.observation import O_BIDS, O_PHASE
 from training.config import ConfigError, config_to_dict, load_config
 from training.rules_family import load_family, validate_family
 
+DECISIONS = ("bids", "blind_nil_defence")
+"""The kinds of decisions a run values (``RolloutConfig.decisions``)."""
+
 
 @dataclass(frozen=True)
-class BidRolloutConfig:
-    """Every knob of a bid-rollout labelling run (``configs/train/bid_rollouts*.yaml``)."""
+class RolloutConfig:
+    """Every knob of a rollout labelling run (``configs/train/rollouts_*.yaml``)."""
 
-    run_name: str = "bid_rollouts"
+    run_name: str = "rollouts"
     """Name of the run: the default output directory is ``runs/<run_name>``."""
     seed: int = 0
     """Seed of the games (deals, dealers, rules drawn per game)."""
     policy: str = ""
-    """Checkpoint path of the policy whose bids are labelled (played deterministically)."""
+    """Checkpoint path of the policy whose decisions are labelled (played deterministically)."""
+    decisions: str = "bids"
+    """Which decisions are valued: ``bids`` or ``blind_nil_defence`` (module docstring)."""
     rules_family: tuple[Any, ...] = ("tournament",)
     """The rules, one drawn per game (``training.rules_family``)."""
     rules_weights: tuple[float, ...] = ()
@@ -66,7 +75,7 @@ class BidRolloutConfig:
     partner_share: float = 0.2
     """Share of the game slots where the policy's partner is ``partner``."""
     hands: int = 20_000
-    """Hands to play (each gives up to two labelled bids)."""
+    """Hands to play."""
     chunk_hands: int = 2_000
     """Hands per saved chunk."""
     bid_window: int = 2
@@ -88,6 +97,7 @@ class BidRolloutConfig:
         """The first bad key and why, or None."""
         checks = (
             ("policy", bool(self.policy), "must name a checkpoint"),
+            ("decisions", self.decisions in DECISIONS, f"must be one of {', '.join(DECISIONS)}"),
             ("hands", self.hands >= 1, "must be >= 1"),
             ("chunk_hands", self.chunk_hands >= 1, "must be >= 1"),
             ("bid_window", 0 <= self.bid_window <= 13, "must be 0..13"),
@@ -103,9 +113,9 @@ class BidRolloutConfig:
         return None
 
 
-def load_rollout_config(path: str | Path | None, overrides: list[str] | None = None) -> BidRolloutConfig:
+def load_rollout_config(path: str | Path | None, overrides: list[str] | None = None) -> RolloutConfig:
     """The config of ``path`` (defaults if None) with ``key=value`` overrides, checked."""
-    cfg = load_config(BidRolloutConfig, path, overrides)
+    cfg = load_config(RolloutConfig, path, overrides)
     bad = cfg.problem()
     if bad is not None:
         raise ConfigError(f"{path or 'config'}: key {bad[0]!r} {bad[1]}")
@@ -120,7 +130,7 @@ class Table:
     """Who plays each seat of each game slot: ``kind[slot, seat]`` indexes ``players``
     (0: the policy), the policy's team is ``team[slot]``."""
 
-    def __init__(self, cfg: BidRolloutConfig, rules: Any) -> None:
+    def __init__(self, cfg: RolloutConfig, rules: Any) -> None:
         from spades_env.resolve import resolve_policy
 
         self.policy = resolve_policy(cfg.policy, cfg.seed, rules)
@@ -165,11 +175,30 @@ def candidate_bids(own: int, mask: np.ndarray, window: int, nil: bool) -> list[i
     return out
 
 
+def candidates(cfg: RolloutConfig, own: int, mask: np.ndarray) -> list[int]:
+    """The actions tried at a valued decision (its own action ``own`` among them)."""
+    if cfg.decisions == "bids":
+        return candidate_bids(own, mask, cfg.bid_window, cfg.nil)
+    return np.flatnonzero(mask).tolist()
+
+
+def valued_rows(cfg: RolloutConfig, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Which of the policy's decisions (rows of observations and masks) ``cfg.decisions``
+    values: its bids, or its card plays with a choice after an opponent's Blind Nil."""
+    if cfg.decisions == "bids":
+        return mask[:, BID_BASE : BID_BASE + 14].any(axis=1)
+    bids = obs[:, O_BIDS : O_BIDS + 64].reshape(-1, 4, 16)
+    opp_bn = (bids[:, 1, 15] > 0) | (bids[:, 3, 15] > 0)
+    cards = mask[:, :52].any(axis=1) & (obs[:, O_PHASE + L.PH_PLAY] > 0)
+    return opp_bn & cards & (mask.sum(axis=1) > 1)
+
+
 # ---- 1. play ------------------------------------------------------------------------------------
-def play(cfg: BidRolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def play(cfg: RolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """``hands`` hands of fresh games: the policy's kept decisions (``obs``, ``mask``,
-    ``action``) and its bid decisions with their state rows (``state``, ``params``,
-    ``ridx``, ``slot``, plus ``obs``, ``mask``, ``action``)."""
+    ``action``) and its valued decisions with their state rows (``state``, ``params``,
+    ``ridx``, ``slot``, plus ``obs``, ``mask``, ``action``, and ``played``: the margin of the
+    hand as it was played)."""
     from spades_env.vector import VectorSpades
 
     family = load_family(list(cfg.rules_family))
@@ -187,7 +216,7 @@ def play(cfg: BidRolloutConfig, table: Table, hands: int, seed: int) -> tuple[di
         obs, mask = res.obs, res.mask
         acts = table.actions(table.kind[slots, seats], obs, mask)
         mine = table.learner(slots, seats) & (done < hands)
-        bidding = mine & (mask[:, BID_BASE : BID_BASE + 14].sum(axis=1) > 0)
+        bidding = mine & valued_rows(cfg, obs, mask)
         keep = mine & ~bidding & (rng.random(cfg.num_envs) < cfg.keep_play) & (mask.sum(axis=1) > 1)
         for part, rows in ((bids, np.flatnonzero(bidding)), (kept, np.flatnonzero(keep))):
             part["obs"].append(obs[rows].astype(np.float16))
@@ -214,9 +243,9 @@ def play(cfg: BidRolloutConfig, table: Table, hands: int, seed: int) -> tuple[di
 
 
 # ---- 2. label -----------------------------------------------------------------------------------
-def rollout_values(cfg: BidRolloutConfig, table: Table, bids: dict[str, np.ndarray]) -> np.ndarray:
-    """``float32 [n, 70]``: for each bid decision, the hand margin of each candidate bid played
-    out on the true deal by the same players (NaN for the other actions)."""
+def rollout_values(cfg: RolloutConfig, table: Table, bids: dict[str, np.ndarray]) -> np.ndarray:
+    """``float32 [n, 70]``: for each valued decision, the hand margin of each candidate action
+    played out on the true deal by the same players (NaN for the other actions)."""
     from spades_env.vector import VectorSpades
 
     n = len(bids["action"])
@@ -224,7 +253,7 @@ def rollout_values(cfg: BidRolloutConfig, table: Table, bids: dict[str, np.ndarr
     jobs = [
         (i, a)
         for i in range(n)
-        for a in candidate_bids(int(bids["action"][i]), bids["mask"][i], cfg.bid_window, cfg.nil)
+        for a in candidates(cfg, int(bids["action"][i]), bids["mask"][i])
     ]
     family = load_family(list(cfg.rules_family))
     size = min(cfg.rollout_batch, max(len(jobs), 1))
@@ -325,14 +354,14 @@ def format_report(rows: list[dict[str, Any]]) -> str:
 
 
 # ---- 3. the run ---------------------------------------------------------------------------------
-def chunk_task(cfg: BidRolloutConfig, k: int, hands: int) -> str:
+def chunk_task(cfg: RolloutConfig, k: int, hands: int) -> str:
     """What chunk ``k`` (of ``hands`` hands) is a function of: the config but for the total
     ``hands`` and the display knobs, so that a longer run keeps the chunks of a shorter one."""
     keys = {key: v for key, v in config_to_dict(cfg).items() if key not in ("run_name", "hands", "progress")}
     return json.dumps([keys, k, hands], default=str)
 
 
-def run(cfg: BidRolloutConfig, out: str | Path | None = None) -> Path:
+def run(cfg: RolloutConfig, out: str | Path | None = None) -> Path:
     """Play, label and save every chunk; returns the data folder ``<out>/data``."""
     out_dir = Path(out) if out is not None else Path("runs") / cfg.run_name
     data = out_dir / "data"
@@ -370,9 +399,9 @@ def run(cfg: BidRolloutConfig, out: str | Path | None = None) -> Path:
             json.dumps(
                 {
                     "chunk": k,
-                    "bids": len(bids["action"]),
+                    "valued": len(bids["action"]),
                     "kept": len(kept["action"]),
-                    "own_bid_replayed": float(np.mean(own == bids["played"])),  # 1.0: the rollouts replay the games
+                    "own_replayed": float(np.mean(own == bids["played"])),  # 1.0: the rollouts replay the games
                     "seconds": round(time.time() - t0, 1),
                 }
             ),
@@ -383,7 +412,7 @@ def run(cfg: BidRolloutConfig, out: str | Path | None = None) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", default=None, help="YAML config (configs/train/bid_rollouts*.yaml)")
+    p.add_argument("--config", default=None, help="YAML config (configs/train/rollouts_*.yaml)")
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config keys")
     p.add_argument("--out", default=None, help="output folder (default runs/<run_name>)")
     p.add_argument(

@@ -1,4 +1,4 @@
-"""Rollout-valued bids (training.bid_rollouts): the candidates, the replay of the true deal
+"""Rollout-valued decisions (training.rollouts): the candidates, the replay of the true deal
 (the policy's own bid is valued at exactly the margin its hand scored), the saved chunks read by
 training.bc, and config errors."""
 
@@ -16,9 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # training/ is a top-level package of the source tree
     sys.path.insert(0, str(ROOT))
 
+from spades_env.core import layout as L  # noqa: E402
 from spades_env.core.actions import BID_BASE, NUM_ACTIONS  # noqa: E402
+from spades_env.observation import O_BIDS, O_PHASE  # noqa: E402
 from training.bc import saved_data  # noqa: E402
-from training.bid_rollouts import (  # noqa: E402
+from training.config import ConfigError  # noqa: E402
+from training.rollouts import (  # noqa: E402
     Table,
     candidate_bids,
     deviation_report,
@@ -28,7 +31,6 @@ from training.bid_rollouts import (  # noqa: E402
     rollout_values,
     run,
 )
-from training.config import ConfigError  # noqa: E402
 from training.rules_family import load_family  # noqa: E402
 
 V5 = str(ROOT / "checkpoints" / "spades_family_v5")
@@ -108,6 +110,7 @@ def test_run_saves_chunks_that_training_bc_reads(tmp_path):
         ("keep_play=1.5", "'keep_play' must be in"),
         ("bid_window=-1", "'bid_window' must be 0..13"),
         ("hands=0", "'hands' must be >= 1"),
+        ("decisions=cards", "'decisions' must be one of bids, blind_nil_defence"),
         ("rules_weights=[1, 2]", "rules_weights"),
     ],
 )
@@ -139,3 +142,24 @@ def test_report_prices_each_change_of_bid_against_the_own(tmp_path):
     assert sum(r["bids"] for r in parts[:2]) >= every["bids"] - parts[2]["bids"]
     text = format_report(report)
     assert text.count("\n") == len(report) + 1 and "| every bid |" in text and "bid -2" in text
+
+
+def test_blind_nil_defence_values_every_legal_card_after_an_opponents_blind_nil():
+    # house rules with Blind Nil open at any score: L2 declares it whenever it is open
+    cfg = load_rollout_config(
+        None,
+        [*SMALL, "decisions=blind_nil_defence", "rules_family=[{base: house, blind_nil_min_deficit: 0}]",
+         "opponents=[heuristic]", "partner_share=0"],
+    )
+    table = Table(cfg, load_family(list(cfg.rules_family))[0])
+    kept, dec = play(cfg, table, 12, seed=5)
+    n = len(dec["action"])
+    assert n > 0
+    bids = dec["obs"][:, O_BIDS : O_BIDS + 64].astype(np.float32).reshape(-1, 4, 16)
+    assert ((bids[:, 1, 15] > 0) | (bids[:, 3, 15] > 0)).all()  # an opponent's Blind Nil is public
+    assert (dec["obs"][:, O_PHASE + L.PH_PLAY] > 0).all()
+    values = rollout_values(cfg, table, dec)
+    np.testing.assert_array_equal(values[np.arange(n), dec["action"].astype(np.int64)], dec["played"])
+    for i in range(n):
+        legal = np.flatnonzero(dec["mask"][i]).tolist()
+        assert len(legal) > 1 and np.flatnonzero(np.isfinite(values[i])).tolist() == legal
