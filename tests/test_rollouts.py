@@ -34,9 +34,11 @@ from training.rollouts import (  # noqa: E402
 from training.rules_family import load_family  # noqa: E402
 
 V5 = str(ROOT / "checkpoints" / "spades_family_v5")
+BIDS = ROOT / "configs" / "train" / "rollouts_bids.yaml"
 SMALL = [
     f"policy={V5}",
     "rules_family=[tournament, house, {name: no_blind, blind_nil: false, blind_nil_exchange: 0}]",
+    "rules_weights=[]",
     "hands=24",
     "chunk_hands=12",
     "num_envs=8",
@@ -63,7 +65,7 @@ def test_candidate_bids_are_the_legal_bids_near_the_own_and_nil():
 
 
 def test_rollouts_replay_the_true_deal_and_value_the_candidates():
-    cfg = load_rollout_config(None, SMALL)
+    cfg = load_rollout_config(BIDS, SMALL)
     table = Table(cfg, load_family(list(cfg.rules_family))[0])
     kept, bids = play(cfg, table, 12, seed=3)
     n = len(bids["action"])
@@ -85,14 +87,14 @@ def test_rollouts_replay_the_true_deal_and_value_the_candidates():
 
 
 def test_run_saves_chunks_that_training_bc_reads(tmp_path):
-    cfg = load_rollout_config(None, SMALL)
+    cfg = load_rollout_config(BIDS, SMALL)
     data = run(cfg, tmp_path)
     files = sorted(data.glob("chunk_*.npz"))
     assert len(files) == 2
     stamp = files[0].stat().st_mtime_ns
     run(cfg, tmp_path)  # made again: the chunks it has are kept
     assert files[0].stat().st_mtime_ns == stamp
-    longer = load_rollout_config(None, [*SMALL, "hands=36"])
+    longer = load_rollout_config(BIDS, [*SMALL, "hands=36"])
     run(longer, tmp_path)  # a longer run keeps the shorter one's chunks and adds one
     assert files[0].stat().st_mtime_ns == stamp and len(list(data.glob("chunk_*.npz"))) == 3
     d = saved_data([str(data)], values=True)
@@ -106,27 +108,27 @@ def test_run_saves_chunks_that_training_bc_reads(tmp_path):
 @pytest.mark.parametrize(
     ("override", "words"),
     [
-        ("policy=", "'policy' must name a checkpoint"),
-        ("keep_play=1.5", "'keep_play' must be in"),
-        ("bid_window=-1", "'bid_window' must be 0..13"),
-        ("hands=0", "'hands' must be >= 1"),
-        ("decisions=cards", "'decisions' must be one of bids, blind_nil_defence"),
+        ("policy=", "'policy': must name a checkpoint"),
+        ("keep_play=1.5", "'keep_play': must be in"),
+        ("bid_window=-1", "'bid_window': must be 0..13"),
+        ("hands=0", "'hands': must be >= 1"),
+        ("decisions=cards", "'decisions': must be one of bids, blind_nil_defence"),
         ("rules_weights=[1, 2]", "rules_weights"),
     ],
 )
 def test_config_errors_name_the_key(override, words):
     with pytest.raises(ConfigError, match=words):
-        load_rollout_config(None, [*SMALL, override])
+        load_rollout_config(BIDS, [*SMALL, override])
 
 
 def test_a_policy_that_is_not_a_checkpoint_is_refused():
-    cfg = load_rollout_config(None, [*SMALL[1:], "policy=heuristic"])
+    cfg = load_rollout_config(BIDS, [*SMALL[1:], "policy=heuristic"])
     with pytest.raises(ConfigError, match="not a checkpoint policy"):
         Table(cfg, load_family(list(cfg.rules_family))[0])
 
 
 def test_report_prices_each_change_of_bid_against_the_own(tmp_path):
-    cfg = load_rollout_config(None, SMALL)
+    cfg = load_rollout_config(BIDS, SMALL)
     data = run(cfg, tmp_path)
     d = saved_data([str(data)], values=True)
     v = d["values"].astype(np.float32)

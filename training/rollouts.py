@@ -60,7 +60,7 @@ class RolloutConfig:
     """Name of the run: the default output directory is ``runs/<run_name>``."""
     seed: int = 0
     """Seed of the games (deals, dealers, rules drawn per game)."""
-    policy: str = ""
+    policy: str = "checkpoints/spades_family_v5"
     """Checkpoint path of the policy whose decisions are labelled (played deterministically)."""
     decisions: str = "bids"
     """Which decisions are valued: ``bids`` or ``blind_nil_defence`` (module docstring)."""
@@ -93,8 +93,8 @@ class RolloutConfig:
     progress: bool = True
     """Show a progress bar."""
 
-    def problem(self) -> tuple[str, str] | None:
-        """The first bad key and why, or None."""
+    def validate(self) -> tuple[str, str] | None:
+        """The first bad key and why, or None (``training.config`` raises it, naming the file)."""
         checks = (
             ("policy", bool(self.policy), "must name a checkpoint"),
             ("decisions", self.decisions in DECISIONS, f"must be one of {', '.join(DECISIONS)}"),
@@ -110,19 +110,12 @@ class RolloutConfig:
         for key, ok, why in checks:
             if not ok:
                 return key, why
-        return None
+        return validate_family(self.rules_family, self.rules_weights)
 
 
 def load_rollout_config(path: str | Path | None, overrides: list[str] | None = None) -> RolloutConfig:
     """The config of ``path`` (defaults if None) with ``key=value`` overrides, checked."""
-    cfg = load_config(RolloutConfig, path, overrides)
-    bad = cfg.problem()
-    if bad is not None:
-        raise ConfigError(f"{path or 'config'}: key {bad[0]!r} {bad[1]}")
-    bad = validate_family(cfg.rules_family, cfg.rules_weights)
-    if bad is not None:
-        raise ConfigError(f"{path or 'config'}: key {bad[0]!r} {bad[1]}")
-    return cfg
+    return load_config(RolloutConfig, path, overrides)
 
 
 # ---- players ------------------------------------------------------------------------------------
