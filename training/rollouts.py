@@ -85,11 +85,9 @@ class RolloutConfig:
     keep_play: float = 0.05
     """Share of the policy's other decisions kept, labelled with its own action."""
     num_envs: int = 256
-    """Games played together (and rows of a rollout batch: ``rollout_batch``)."""
+    """Games played together."""
     rollout_batch: int = 4096
-    """Candidate bids played out together."""
-    torch_threads: int = 1
-    """Threads of the policy's forward passes (numpy; kept for the config's record)."""
+    """Candidate actions played out together."""
     progress: bool = True
     """Show a progress bar."""
 
