@@ -165,3 +165,12 @@ def test_blind_nil_defence_values_every_legal_card_after_an_opponents_blind_nil(
     for i in range(n):
         legal = np.flatnonzero(dec["mask"][i]).tolist()
         assert len(legal) > 1 and np.flatnonzero(np.isfinite(values[i])).tolist() == legal
+
+
+def test_report_of_a_folder_without_chunks_is_a_clear_error(tmp_path, capsys):
+    from training.rollouts import main
+
+    with pytest.raises(ConfigError, match="--report: no rollout chunks"):
+        deviation_report([str(tmp_path)])
+    assert main(["--report", str(tmp_path / "nope")]) == 2
+    assert "no rollout chunks (chunk_*.npz) in" in capsys.readouterr().err

@@ -310,6 +310,9 @@ def deviation_report(folders: list[str] | tuple[str, ...]) -> list[dict[str, Any
     policy's own Nil bids are left out (their neighbours are not the same kind of bid)."""
     from training.bc import saved_data
 
+    for folder in folders:
+        if not sorted(Path(folder).glob("chunk_*.npz")):
+            raise ConfigError(f"--report: no rollout chunks (chunk_*.npz) in {folder}")
     d = saved_data(folders, values=True)
     valued = np.isfinite(d["values"].astype(np.float32)).any(axis=1)
     obs = d["obs"][valued].astype(np.float32)
@@ -418,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_rollout_config(args.config, args.set)
         run(cfg, args.out)
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"training.rollouts: {exc}", file=sys.stderr)
         return 2
     return 0
 
