@@ -198,26 +198,26 @@ def play(cfg: RolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[
     rng = np.random.default_rng(seed)
     slots = np.arange(cfg.num_envs)
     kept: dict[str, list] = {"obs": [], "mask": [], "action": []}
-    bids: dict[str, list] = {"obs": [], "mask": [], "action": [], "state": [], "params": [], "ridx": [], "slot": []}
-    played: list[float] = []  # per bid decision, the margin of its hand as played
-    waiting: dict[int, list[int]] = {}  # slot -> its bid decisions whose hand is not scored yet
+    valued: dict[str, list] = {"obs": [], "mask": [], "action": [], "state": [], "params": [], "ridx": [], "slot": []}
+    played: list[float] = []  # per valued decision, the margin of its hand as played
+    waiting: dict[int, list[int]] = {}  # slot -> its valued decisions whose hand is not scored yet
     done = 0
     while done < hands or waiting:  # once enough hands are scored, only the hands begun go on
         seats = res.seat.copy()
         obs, mask = res.obs, res.mask
         acts = table.actions(table.kind[slots, seats], obs, mask)
         mine = table.learner(slots, seats) & (done < hands)
-        bidding = mine & valued_rows(cfg, obs, mask)
-        keep = mine & ~bidding & (rng.random(cfg.num_envs) < cfg.keep_play) & (mask.sum(axis=1) > 1)
-        for part, rows in ((bids, np.flatnonzero(bidding)), (kept, np.flatnonzero(keep))):
+        chosen = mine & valued_rows(cfg, obs, mask)
+        keep = mine & ~chosen & (rng.random(cfg.num_envs) < cfg.keep_play) & (mask.sum(axis=1) > 1)
+        for part, rows in ((valued, np.flatnonzero(chosen)), (kept, np.flatnonzero(keep))):
             part["obs"].append(obs[rows].astype(np.float16))
             part["mask"].append(mask[rows].astype(np.bool_))
             part["action"].append(acts[rows].astype(np.int8))
-        rows = np.flatnonzero(bidding)
-        bids["state"].append(eng.states[rows].copy())
-        bids["params"].append(eng.game_params[rows].copy())
-        bids["ridx"].append(eng.rules_index[rows].copy())
-        bids["slot"].append(rows)
+        rows = np.flatnonzero(chosen)
+        valued["state"].append(eng.states[rows].copy())
+        valued["params"].append(eng.game_params[rows].copy())
+        valued["ridx"].append(eng.rules_index[rows].copy())
+        valued["slot"].append(rows)
         for slot in rows.tolist():
             waiting.setdefault(slot, []).append(len(played))
             played.append(np.nan)
@@ -228,23 +228,23 @@ def play(cfg: RolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[
             for j in waiting.pop(slot, []):
                 played[j] = float(hd[t] - hd[1 - t])
         done += int(eng.hand_done.sum())
-    out_bids = {k: np.concatenate(v) for k, v in bids.items()}
+    out_bids = {k: np.concatenate(v) for k, v in valued.items()}
     out_bids["played"] = np.asarray(played, dtype=np.float32)
     return {k: np.concatenate(v) for k, v in kept.items()}, out_bids
 
 
 # ---- 2. label -----------------------------------------------------------------------------------
-def rollout_values(cfg: RolloutConfig, table: Table, bids: dict[str, np.ndarray]) -> np.ndarray:
+def rollout_values(cfg: RolloutConfig, table: Table, valued: dict[str, np.ndarray]) -> np.ndarray:
     """``float32 [n, 70]``: for each valued decision, the hand margin of each candidate action
     played out on the true deal by the same players (NaN for the other actions)."""
     from spades_env.vector import VectorSpades
 
-    n = len(bids["action"])
+    n = len(valued["action"])
     values = np.full((n, NUM_ACTIONS), np.nan, dtype=np.float32)
     jobs = [
         (i, a)
         for i in range(n)
-        for a in candidates(cfg, int(bids["action"][i]), bids["mask"][i])
+        for a in candidates(cfg, int(valued["action"][i]), valued["mask"][i])
     ]
     family = load_family(list(cfg.rules_family))
     size = min(cfg.rollout_batch, max(len(jobs), 1))
@@ -255,17 +255,17 @@ def rollout_values(cfg: RolloutConfig, table: Table, bids: dict[str, np.ndarray]
         idx = np.array([i for i, _ in part], dtype=np.int64)
         active = np.zeros(size, dtype=np.bool_)
         active[:m] = True
-        eng.states[:m] = bids["state"][idx]
-        eng.game_params[:m] = bids["params"][idx]
-        eng.rules_index[:m] = bids["ridx"][idx]
+        eng.states[:m] = valued["state"][idx]
+        eng.game_params[:m] = valued["params"][idx]
+        eng.rules_index[:m] = valued["ridx"][idx]
         res = eng.refresh()
-        slot = bids["slot"][idx]
+        slot = valued["slot"][idx]
         team = table.team[slot]
         acts = np.zeros(size, dtype=np.int64)
         acts[:m] = [a for _, a in part]
         acts[m:] = np.argmax(res.mask[m:], axis=1)
         out = np.full(m, np.nan, dtype=np.float32)
-        for _ in range(80):  # the rest of a hand: at most 3 Blind Nil choices, 3 bids, 6 passes, 52 cards
+        for _ in range(80):  # the rest of a hand: at most 3 Blind Nil choices, 3 valued, 6 passes, 52 cards
             res = eng.step(acts, active)
             ended = np.flatnonzero(eng.hand_done[:m] & active[:m])
             if ended.size:
@@ -377,11 +377,11 @@ def run(cfg: RolloutConfig, out: str | Path | None = None) -> Path:
                 if str(z["task"]) == task:
                     continue
         t0 = time.time()
-        kept, bids = play(cfg, table, hands, cfg.seed * 100_003 + k)
-        values = rollout_values(cfg, table, bids)
-        own = values[np.arange(len(values)), bids["action"].astype(np.int64)]
+        kept, valued = play(cfg, table, hands, cfg.seed * 100_003 + k)
+        values = rollout_values(cfg, table, valued)
+        own = values[np.arange(len(values)), valued["action"].astype(np.int64)]
         part = {
-            key: np.concatenate([bids[key], kept[key]]) for key in ("obs", "mask", "action")
+            key: np.concatenate([valued[key], kept[key]]) for key in ("obs", "mask", "action")
         }
         part["values"] = np.concatenate(
             [values, np.full((len(kept["action"]), NUM_ACTIONS), np.nan, dtype=np.float32)]
@@ -393,9 +393,9 @@ def run(cfg: RolloutConfig, out: str | Path | None = None) -> Path:
             json.dumps(
                 {
                     "chunk": k,
-                    "valued": len(bids["action"]),
+                    "valued": len(valued["action"]),
                     "kept": len(kept["action"]),
-                    "own_replayed": float(np.mean(own == bids["played"])),  # 1.0: the rollouts replay the games
+                    "own_replayed": float(np.mean(own == valued["played"])),  # 1.0: the rollouts replay the games
                     "seconds": round(time.time() - t0, 1),
                 }
             ),
