@@ -445,6 +445,17 @@ def suit_cards(mask: int, suit: int) -> int:
     return mask & SUIT_MASKS[suit]
 
 
+def public_bids(observations: np.ndarray) -> np.ndarray:
+    """``int64 [N, 4]``: the bids in a batch of observations ``[N, OBS_SIZE]``, per relative
+    seat (own, left, partner, right): -1 none yet, 0..13, ``L.BID_BLIND_NIL`` for Blind Nil
+    (the ``bids`` slice's one-hot read back; what :func:`decode` gives one row at a time)."""
+    obs = np.asarray(observations)
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
+        raise ValueError(f"public_bids: expected observations of shape (N, {OBS_SIZE}), got {obs.shape}")
+    onehot = obs[:, O_BIDS : O_BIDS + 64].reshape(-1, 4, 16)
+    return np.argmax(onehot, axis=2).astype(np.int64) - 1  # index 0 = none yet -> -1
+
+
 def is_nil(bid: int) -> bool:
     """Whether a bid value (0..13, 14 = Blind Nil, -1 = none) is a Nil or Blind Nil."""
     return bool(is_nil_bid(bid))

@@ -18,7 +18,7 @@ if str(ROOT) not in sys.path:  # training/ is a top-level package of the source 
 
 from spades_env.core import layout as L  # noqa: E402
 from spades_env.core.actions import BID_BASE, NUM_ACTIONS  # noqa: E402
-from spades_env.observation import O_BIDS, O_PHASE  # noqa: E402
+from spades_env.observation import O_PHASE, public_bids  # noqa: E402
 from training.bc import saved_data  # noqa: E402
 from training.config import ConfigError  # noqa: E402
 from training.rollouts import (  # noqa: E402
@@ -157,8 +157,8 @@ def test_blind_nil_defence_values_every_legal_card_after_an_opponents_blind_nil(
     kept, dec = play(cfg, table, 12, seed=5)
     n = len(dec["action"])
     assert n > 0
-    bids = dec["obs"][:, O_BIDS : O_BIDS + 64].astype(np.float32).reshape(-1, 4, 16)
-    assert ((bids[:, 1, 15] > 0) | (bids[:, 3, 15] > 0)).all()  # an opponent's Blind Nil is public
+    bids = public_bids(dec["obs"].astype(np.float32))
+    assert ((bids[:, 1] == L.BID_BLIND_NIL) | (bids[:, 3] == L.BID_BLIND_NIL)).all()  # public
     assert (dec["obs"][:, O_PHASE + L.PH_PLAY] > 0).all()
     values = rollout_values(cfg, table, dec)
     np.testing.assert_array_equal(values[np.arange(n), dec["action"].astype(np.int64)], dec["played"])

@@ -564,3 +564,24 @@ def test_compiled_random_legal_bad_input_and_empty_rows():
     v = VectorSpades(3, "tournament", seed=1)
     with pytest.raises(IllegalActionError, match="game 0"):
         v.step(np.full(3, -1))  # what a row with no legal action gets: refused, nothing changed
+
+
+@pytest.mark.parametrize("rules", ["tournament", "two_player"])
+def test_public_bids_of_a_batch_agree_with_decode(rules):
+    from spades_env.observation import decode, public_bids
+
+    eng = vector.VectorSpades(32, rules, seed=4)
+    pick = vector.RandomLegal(32, seed=5)
+    res = eng.reset(seed=4)
+    seen: list[np.ndarray] = []
+    for _ in range(120):
+        seen.append(res.obs.copy())
+        res = eng.step(pick(res.mask))
+    obs = np.concatenate(seen)
+    got = public_bids(obs)
+    want = np.array([decode(o).bids for o in obs], dtype=np.int64)
+    np.testing.assert_array_equal(got, want)
+    assert (got == L.BID_BLIND_NIL).any()  # random seats declare it in both presets
+    assert (got == L.BID_NONE).any() and ((got >= 0) & (got <= 13)).any()
+    with pytest.raises(ValueError, match="public_bids: expected observations of shape"):
+        public_bids(obs[0])

@@ -44,7 +44,7 @@ import numpy as np
 
 from spades_env.core import layout as L
 from spades_env.core.actions import BID_BASE, NUM_ACTIONS
-from spades_env.observation import O_BIDS, O_PHASE
+from spades_env.observation import O_PHASE, public_bids
 from training.config import ConfigError, config_to_dict, load_config
 from training.rules_family import load_family, validate_family
 
@@ -178,10 +178,15 @@ def valued_rows(cfg: RolloutConfig, obs: np.ndarray, mask: np.ndarray) -> np.nda
     values: its bids, or its card plays with a choice after an opponent's Blind Nil."""
     if cfg.decisions == "bids":
         return mask[:, BID_BASE : BID_BASE + 14].any(axis=1)
-    bids = obs[:, O_BIDS : O_BIDS + 64].reshape(-1, 4, 16)
-    opp_bn = (bids[:, 1, 15] > 0) | (bids[:, 3, 15] > 0)
     cards = mask[:, :52].any(axis=1) & (obs[:, O_PHASE + L.PH_PLAY] > 0)
-    return opp_bn & cards & (mask.sum(axis=1) > 1)
+    return _blind_nil(public_bids(obs))["opponents"] & cards & (mask.sum(axis=1) > 1)
+
+
+def _blind_nil(bids: np.ndarray) -> dict[str, np.ndarray]:
+    """Rows of ``public_bids`` where the opponents (relative seats 1, 3) or the partner (2)
+    declared Blind Nil."""
+    bn = bids == L.BID_BLIND_NIL
+    return {"opponents": bn[:, 1] | bn[:, 3], "partner": bn[:, 2]}
 
 
 # ---- 1. play ------------------------------------------------------------------------------------
@@ -291,9 +296,8 @@ DEVIATIONS = (-2, -1, 1, 2)
 
 def _situations(obs: np.ndarray) -> dict[str, np.ndarray]:
     """Rows of each bidding situation, read from the observations' public bids."""
-    bids = obs[:, O_BIDS : O_BIDS + 64].reshape(-1, 4, 16)
-    opp_bn = (bids[:, 1, 15] > 0) | (bids[:, 3, 15] > 0)
-    partner_bn = bids[:, 2, 15] > 0
+    bn = _blind_nil(public_bids(obs))
+    opp_bn, partner_bn = bn["opponents"], bn["partner"]
     return {
         "every bid": np.ones(len(obs), dtype=np.bool_),
         "no Blind Nil declared": ~opp_bn & ~partner_bn,
