@@ -356,7 +356,7 @@ def generate(cfg: BCConfig, cache: str | Path | None = None) -> dict[str, np.nda
 
     todo = []
     for k, task in enumerate(tasks):
-        part = _cached_chunk(folder, k, task) if folder is not None else None
+        part = cached_chunk(folder, k, task) if folder is not None else None
         if part is None:
             todo.append(k)
         else:
@@ -364,7 +364,7 @@ def generate(cfg: BCConfig, cache: str | Path | None = None) -> dict[str, np.nda
 
     def made(k: int, part: dict[str, np.ndarray]) -> None:
         if folder is not None:
-            _save_chunk(folder, k, tasks[k], part)
+            save_chunk(folder, k, tasks[k], part)
         put(k, part)
 
     if cfg.workers == 1 or len(todo) <= 1:
@@ -425,7 +425,9 @@ def _chunk_file(folder: Path, k: int) -> Path:
     return folder / f"chunk_{k:05d}.npz"
 
 
-def _cached_chunk(folder: Path, k: int, task: tuple) -> dict[str, np.ndarray] | None:
+def cached_chunk(folder: Path, k: int, task: Any) -> dict[str, np.ndarray] | None:
+    """Chunk ``k`` saved in ``folder`` under the same ``task`` (what it is a function of), or
+    None if there is none, it was made under another task, or it was cut short."""
     path = _chunk_file(folder, k)
     if not path.is_file():
         return None
@@ -438,7 +440,8 @@ def _cached_chunk(folder: Path, k: int, task: tuple) -> dict[str, np.ndarray] | 
         return None  # a chunk cut short by a stop: made again
 
 
-def _save_chunk(folder: Path, k: int, task: tuple, part: dict[str, np.ndarray]) -> None:
+def save_chunk(folder: Path, k: int, task: Any, part: dict[str, np.ndarray]) -> None:
+    """Save chunk ``k`` with its ``task`` in ``folder``, whole or not at all."""
     tmp = folder / f".chunk_{k:05d}.tmp.npz"
     np.savez(tmp, task=np.array(json.dumps(task, default=str)), **part)
     tmp.replace(_chunk_file(folder, k))  # whole chunks only
@@ -676,6 +679,7 @@ if __name__ == "__main__":
 
 __all__ = [
     "BCConfig",
+    "cached_chunk",
     "card_play_regret",
     "card_play_rows",
     "fit",
@@ -685,6 +689,7 @@ __all__ = [
     "load_bc_config",
     "main",
     "run",
+    "save_chunk",
     "saved_chunks",
     "saved_data",
     "soft_targets",

@@ -352,15 +352,17 @@ def format_report(rows: list[dict[str, Any]]) -> str:
 
 
 # ---- 3. the run ---------------------------------------------------------------------------------
-def chunk_task(cfg: RolloutConfig, k: int, hands: int) -> str:
+def chunk_task(cfg: RolloutConfig, k: int, hands: int) -> list[Any]:
     """What chunk ``k`` (of ``hands`` hands) is a function of: the config but for the total
     ``hands`` and the display knobs, so that a longer run keeps the chunks of a shorter one."""
     keys = {key: v for key, v in config_to_dict(cfg).items() if key not in ("run_name", "hands", "progress")}
-    return json.dumps([keys, k, hands], default=str)
+    return [keys, k, hands]
 
 
 def run(cfg: RolloutConfig, out: str | Path | None = None) -> Path:
     """Play, label and save every chunk; returns the data folder ``<out>/data``."""
+    from training.bc import cached_chunk, save_chunk
+
     out_dir = Path(out) if out is not None else Path("runs") / cfg.run_name
     data = out_dir / "data"
     data.mkdir(parents=True, exist_ok=True)
@@ -373,13 +375,10 @@ def run(cfg: RolloutConfig, out: str | Path | None = None) -> Path:
 
         it = tqdm(it, desc="chunks", unit="chunk")
     for k in it:
-        path = data / f"chunk_{k:05d}.npz"
         hands = min(cfg.chunk_hands, cfg.hands - k * cfg.chunk_hands)
         task = chunk_task(cfg, k, hands)
-        if path.is_file():
-            with np.load(path, allow_pickle=False) as z:
-                if str(z["task"]) == task:
-                    continue
+        if cached_chunk(data, k, task) is not None:
+            continue
         t0 = time.time()
         kept, valued = play(cfg, table, hands, cfg.seed * 100_003 + k)
         values = rollout_values(cfg, table, valued)
@@ -390,9 +389,7 @@ def run(cfg: RolloutConfig, out: str | Path | None = None) -> Path:
         part["values"] = np.concatenate(
             [values, np.full((len(kept["action"]), NUM_ACTIONS), np.nan, dtype=np.float32)]
         ).astype(np.float16)
-        tmp = data / f".chunk_{k:05d}.tmp.npz"
-        np.savez(tmp, task=np.array(task), **part)
-        tmp.replace(path)
+        save_chunk(data, k, task, part)
         print(
             json.dumps(
                 {
