@@ -266,9 +266,8 @@ def rollout_values(cfg: RolloutConfig, table: Table, valued: dict[str, np.ndarra
         res = eng.refresh()
         slot = valued["slot"][idx]
         team = table.team[slot]
-        acts = np.zeros(size, dtype=np.int64)
+        acts = np.zeros(size, dtype=np.int64)  # rows past m stay inactive: never stepped or checked
         acts[:m] = [a for _, a in part]
-        acts[m:] = np.argmax(res.mask[m:], axis=1)
         out = np.full(m, np.nan, dtype=np.float32)
         for _ in range(80):  # the rest of a hand: at most 3 Blind Nil choices, 3 valued, 6 passes, 52 cards
             res = eng.step(acts, active)
