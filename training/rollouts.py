@@ -263,7 +263,7 @@ def rollout_values(cfg: RolloutConfig, table: Table, valued: dict[str, np.ndarra
         eng.states[:m] = valued["state"][idx]
         eng.game_params[:m] = valued["params"][idx]
         eng.rules_index[:m] = valued["ridx"][idx]
-        res = eng.refresh()
+        eng.refresh()  # seats and masks of the restored rows (the first step checks the candidate)
         slot = valued["slot"][idx]
         team = table.team[slot]
         acts = np.zeros(size, dtype=np.int64)  # rows past m stay inactive: never stepped or checked
