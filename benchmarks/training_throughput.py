@@ -63,6 +63,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
+from training.network import bf16_matmul_native  # noqa: E402
+
 
 def linears(module: nn.Module) -> list[tuple[int, int]]:
     """(in, out) of every ``nn.Linear`` of ``module``, in order."""
@@ -79,12 +81,14 @@ def train_flops(layers: list[tuple[int, int]]) -> int:
     return sum(2 * i * o * (2 if k == 0 else 3) for k, (i, o) in enumerate(layers))
 
 
-def gemm_seconds(b: int, i: int, o: int, kind: str, min_time: float = 0.03) -> tuple[float, float]:
+def gemm_seconds(
+    b: int, i: int, o: int, kind: str, dtype: torch.dtype = torch.float32, min_time: float = 0.03
+) -> tuple[float, float]:
     """(wall seconds, CPU seconds of this process) per call of one GEMM of a Linear(i, o) layer
-    at ``b`` rows (float32): ``fwd`` x[b,i] @ W.T, ``dw`` g.T[o,b] @ x[b,i], ``dx`` g[b,o] @ W[o,i]."""
-    x = torch.randn(b, i)
-    w = torch.randn(o, i)
-    g = torch.randn(b, o)
+    at ``b`` rows in ``dtype``: ``fwd`` x[b,i] @ W.T, ``dw`` g.T[o,b] @ x[b,i], ``dx`` g[b,o] @ W[o,i]."""
+    x = torch.randn(b, i).to(dtype)
+    w = torch.randn(o, i).to(dtype)
+    g = torch.randn(b, o).to(dtype)
     a, c = {"fwd": (x, w.t()), "dw": (g.t(), x), "dx": (g, w)}[kind]
     mm = torch.mm
     mm(a, c)
@@ -103,8 +107,10 @@ class MatmulModel:
     """Measured GEMM rates (FLOP per wall second, and per CPU second) for one network's shapes;
     GEMM-limited seconds per row of forward / training."""
 
-    def __init__(self, nets: dict[str, list[tuple[int, int]]], collect_b: int, mb: int) -> None:
-        self.nets, self.collect_b, self.mb = nets, collect_b, mb
+    def __init__(
+        self, nets: dict[str, list[tuple[int, int]]], collect_b: int, mb: int, dtype: torch.dtype = torch.float32
+    ) -> None:
+        self.nets, self.collect_b, self.mb, self.dtype = nets, collect_b, mb, dtype
         self.rates: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
 
     def measure(self) -> None:
@@ -113,7 +119,7 @@ class MatmulModel:
                 for b, kind in [(self.collect_b, "fwd"), (self.mb, "fwd"), (self.mb, "dw")] + (
                     [(self.mb, "dx")] if k else []
                 ):
-                    w, c = gemm_seconds(b, i, o, kind)
+                    w, c = gemm_seconds(b, i, o, kind, self.dtype)
                     f = 2 * b * i * o
                     self.rates[(b, i, o, kind)].append((f / w, f / c))
 
@@ -288,6 +294,11 @@ def main() -> int:
     p.add_argument("--threads", type=int, default=1, help="torch threads for all of it")
     p.add_argument("--no-mix", action="store_true", help="skip the config's opponent mix")
     p.add_argument(
+        "--no-bf16",
+        action="store_true",
+        help="skip our trainer with precision=bfloat16 (skipped anyway where the CPU has no bfloat16 matrix units)",
+    )
+    p.add_argument(
         "--system-malloc",
         action="store_true",
         help="leave glibc's allocator settings alone for everyone (ours: keep_freed_memory=false); by "
@@ -322,11 +333,17 @@ def main() -> int:
     pure = Ours(args.config, [*self_play, "sparse_input=true"])
     dense = Ours(args.config, [*self_play, "sparse_input=false"])
     mixed = None if args.no_mix else Ours(args.config, [t, malloc, "sparse_input=true"])
+    bf16 = not args.no_bf16 and bf16_matmul_native()
+    if not args.no_bf16 and not bf16:
+        print("precision=bfloat16 skipped: this CPU has no bfloat16 matrix units (AMX / AVX512-BF16)")
+    half = Ours(args.config, [*self_play, "sparse_input=false", "precision=bfloat16"]) if bf16 else None
+    half_sparse = Ours(args.config, [*self_play, "sparse_input=true", "precision=bfloat16"]) if bf16 else None
     sb3 = SB3(args.config)
     cfg = pure.cfg
     nets = {"actor": linears(pure.tr.model.actor), "critic": linears(pure.tr.model.critic)}
     mb = cfg.num_envs * cfg.num_steps // cfg.num_minibatches
     mm = MatmulModel(nets, cfg.num_envs, mb)
+    mm16 = MatmulModel(nets, cfg.num_envs, mb, torch.bfloat16)
     sb3_rates: list[float] = []
     loads = []
     for r in range(args.rounds):
@@ -338,6 +355,8 @@ def main() -> int:
         ]
         if mixed is not None:
             steps.append(lambda: mixed.run(args.updates))
+        if bf16:
+            steps += [lambda: half.run(args.updates), lambda: half_sparse.run(args.updates), mm16.measure]
         for s in steps if r % 2 == 0 else steps[::-1]:
             s()
         loads.append(os.getloadavg()[0])
@@ -366,6 +385,11 @@ def main() -> int:
     print("|---|---:|---:|---:|---:|")
     table = [("ours, self-play only", pure), ("ours, self-play only, dense first layers", dense)]
     table += [("ours, config's opponent mix", mixed)] if mixed else []
+    if bf16:
+        table += [
+            ("ours, self-play only, bfloat16, dense first layers", half),
+            ("ours, self-play only, bfloat16, sparse first layers", half_sparse),
+        ]
     for name, o in table:
         tot, col, upd, cpu = rates(o)
         print(f"| {name} | {tot:,.0f} | {col:,.0f} | {upd:,.0f} | {cpu:,.0f} |")
@@ -380,62 +404,18 @@ def main() -> int:
     )
     if mixed:
         line += f"; the config's opponent mix (every decision, scripted seats' too) {rates(mixed)[0] / sb3_learner:.2f}x"
+    if bf16:
+        line += (
+            f"; precision=bfloat16 (SB3 stays float32: it cannot run under autocast) dense first layers "
+            f"{rates(half)[0] / sb3_learner:.2f}x, sparse {rates(half_sparse)[0] / sb3_learner:.2f}x"
+        )
     print(line + f"; decisions simulated per second (all seats): {tot / sb3_all:.2f}x (target >= 2x)")
 
     # ---- against the matmul rate (self-play) ----
-    print("\nmatmul rate (torch.mm float32, median of the rounds), GFLOP per wall second (per CPU second):")
-    print(f"| layer (in x out) | fwd @ {cfg.num_envs} | fwd @ {mb} | dW @ {mb} | dX @ {mb} |")
-    print("|---|---:|---:|---:|---:|")
-    for net, layers in nets.items():
-        for k, (i, o) in enumerate(layers):
-            keys = [(cfg.num_envs, "fwd"), (mb, "fwd"), (mb, "dw")] + ([(mb, "dx")] if k else [])
-            cells = [
-                f"{mm.rate(b, i, o, kd) / 1e9:.1f} ({mm.rate(b, i, o, kd, 1) / 1e9:.1f})" for b, kd in keys
-            ]
-            print(f"| {net} {i} x {o} | " + " | ".join(cells + ([] if k else ["-"])) + " |")
-    # the matmul target is about the dense GEMMs: the dense trainer's rate against them
-    last = dense.runs[-1]
-    n = last["decisions"]
-    rows = last["rows"]
-    tot, _, _, tot_cpu = rates(dense)
-    f_act, f_crit = fwd_flops(nets["actor"]), fwd_flops(nets["critic"])
-    g_act, g_crit = train_flops(nets["actor"]), train_flops(nets["critic"])
-    coll_flops = rows["act"][False] * f_act + rows["value"][False] * f_crit
-    upd_flops = rows["evaluate"][True] * g_act + rows["value"][True] * g_crit
-    per = (coll_flops + upd_flops) / n
-    print(
-        f"FLOPs per decision (GEMMs, rows counted in the last round): collection {coll_flops / n / 1e6:.2f} M "
-        f"(actor {f_act / 1e6:.2f} M + critic {f_crit / 1e6:.2f} M a row), update {upd_flops / n / 1e6:.2f} M "
-        f"(actor {g_act / 1e6:.2f} M + critic {g_crit / 1e6:.2f} M a row and epoch); total {per / 1e6:.2f} M"
-    )
-
-    def ideal_seconds(basis: int) -> tuple[float, float]:
-        c = rows["act"][False] * mm.fwd_row_seconds("actor", basis) + rows["value"][
-            False
-        ] * mm.fwd_row_seconds("critic", basis)
-        u = rows["evaluate"][True] * mm.train_row_seconds("actor", basis) + rows["value"][
-            True
-        ] * mm.train_row_seconds("critic", basis)
-        return c, u
-
     sf = sb3.flops_per_decision()
-    for basis, label, achieved, sb3_rate in ((0, "wall", tot, sb3_learner), (1, "CPU", tot_cpu, sb3_cpu)):
-        c, u = ideal_seconds(basis)
-        eff = (coll_flops + upd_flops) / (c + u)
-        limit = n / (c + u)
-        peak, at = mm.peak(basis)
-        print(
-            f"per {label} second: FLOP-weighted matmul rate for this work {eff / 1e9:.1f} GFLOP/s (peak GEMM "
-            f"{peak / 1e9:.1f} at {at[0]} x {at[1]} x {at[2]} {at[3]}); matmul-limited rate {limit:,.0f} decisions/s; "
-            f"achieved end to end {achieved:,.0f} x {per / 1e6:.2f} MFLOP = {achieved * per / 1e9:.1f} GFLOP/s = "
-            f"{achieved / limit:.1%} of it ({achieved * per / peak:.1%} of peak GEMM; target >= 50%); "
-            f"SB3 {sf / 1e6:.2f} MFLOP per learner decision, {sb3_rate * sf / eff:.1%}"
-        )
-    ideal_c, ideal_u = ideal_seconds(0)
-    print(
-        f"GEMM-limited time of the dense trainer's last round (wall rates): collection {ideal_c:.2f} s, update "
-        f"{ideal_u:.2f} s (of {last['collect']:.2f} s and {last['update']:.2f} s measured)"
-    )
+    per, ideal_c, ideal_u, n, rows = matmul_fraction(dense, mm, rates(dense), sf, (sb3_learner, sb3_cpu))
+    if half is not None:
+        matmul_fraction(half, mm16, rates(half), sf, None)
 
     # ---- the sparse first layers: the GEMM FLOPs they leave ----
     buf = pure.tr
@@ -443,10 +423,11 @@ def main() -> int:
     nnz_crit = nnz_obs + float((buf.buf_hidden != 0).sum(-1).mean())
     (a_in, a_out), (c_in, c_out) = nets["actor"][0], nets["critic"][0]
     saved_fwd = 2 * ((a_in - nnz_obs) * a_out), 2 * ((c_in - nnz_crit) * c_out)
-    sp_coll = coll_flops - rows["act"][False] * saved_fwd[0] - rows["value"][False] * saved_fwd[1]
+    skipped_coll = rows["act"][False] * saved_fwd[0] + rows["value"][False] * saved_fwd[1]
     # forward and dW of each first layer run on the non-zero entries only
-    sp_upd = upd_flops - 2 * (rows["evaluate"][True] * saved_fwd[0] + rows["value"][True] * saved_fwd[1])
-    sp_per = (sp_coll + sp_upd) / n
+    skipped_upd = 2 * (rows["evaluate"][True] * saved_fwd[0] + rows["value"][True] * saved_fwd[1])
+    sp_per = per - (skipped_coll + skipped_upd) / n
+    tot = rates(dense)[0]
     sp_tot = rates(pure)[0]
     print(
         f"sparse first layers (the default): {nnz_obs:.1f} of {a_in} observation entries and {nnz_crit:.1f} of "
@@ -460,6 +441,74 @@ def main() -> int:
     for label, o in (("sparse first layers", pure), ("dense first layers", dense)):
         profile(label, o.runs[-1])
     return 0
+
+
+def matmul_fraction(
+    o: Ours, mm: MatmulModel, achieved: tuple, sb3_flops: int, sb3_rates: tuple[float, float] | None
+) -> tuple[float, float, float, int, dict]:
+    """Print the measured GEMM rates in ``mm``'s dtype for the network's shapes, and the dense
+    trainer ``o``'s end-to-end rate as a fraction of the matmul-limited rate (its rows counted in
+    its last round). Returns (GEMM FLOPs per decision, the last round's GEMM-limited collection
+    and update seconds, its decisions, its rows)."""
+    cfg, nets = o.cfg, {"actor": linears(o.tr.model.actor), "critic": linears(o.tr.model.critic)}
+    dt = str(mm.dtype).removeprefix("torch.")
+    mb = mm.mb
+    print(f"\nmatmul rate (torch.mm {dt}, median of the rounds), GFLOP per wall second (per CPU second):")
+    print(f"| layer (in x out) | fwd @ {cfg.num_envs} | fwd @ {mb} | dW @ {mb} | dX @ {mb} |")
+    print("|---|---:|---:|---:|---:|")
+    for net, layers in nets.items():
+        for k, (i, out) in enumerate(layers):
+            keys = [(cfg.num_envs, "fwd"), (mb, "fwd"), (mb, "dw")] + ([(mb, "dx")] if k else [])
+            cells = [
+                f"{mm.rate(b, i, out, kd) / 1e9:.1f} ({mm.rate(b, i, out, kd, 1) / 1e9:.1f})" for b, kd in keys
+            ]
+            print(f"| {net} {i} x {out} | " + " | ".join(cells + ([] if k else ["-"])) + " |")
+    # the matmul target is about the dense GEMMs: the dense trainer's rate against them
+    last = o.runs[-1]
+    n = last["decisions"]
+    rows = last["rows"]
+    tot, _, _, tot_cpu = achieved
+    f_act, f_crit = fwd_flops(nets["actor"]), fwd_flops(nets["critic"])
+    g_act, g_crit = train_flops(nets["actor"]), train_flops(nets["critic"])
+    coll_flops = rows["act"][False] * f_act + rows["value"][False] * f_crit
+    upd_flops = rows["evaluate"][True] * g_act + rows["value"][True] * g_crit
+    per = (coll_flops + upd_flops) / n
+    print(
+        f"the dense trainer in {cfg.precision}: FLOPs per decision (GEMMs, rows counted in the last round): "
+        f"collection {coll_flops / n / 1e6:.2f} M (actor {f_act / 1e6:.2f} M + critic {f_crit / 1e6:.2f} M a row), "
+        f"update {upd_flops / n / 1e6:.2f} M (actor {g_act / 1e6:.2f} M + critic {g_crit / 1e6:.2f} M a row and "
+        f"epoch); total {per / 1e6:.2f} M"
+    )
+
+    def ideal_seconds(basis: int) -> tuple[float, float]:
+        c = rows["act"][False] * mm.fwd_row_seconds("actor", basis) + rows["value"][False] * mm.fwd_row_seconds(
+            "critic", basis
+        )
+        u = rows["evaluate"][True] * mm.train_row_seconds("actor", basis) + rows["value"][
+            True
+        ] * mm.train_row_seconds("critic", basis)
+        return c, u
+
+    for basis, label, rate in ((0, "wall", tot), (1, "CPU", tot_cpu)):
+        c, u = ideal_seconds(basis)
+        eff = (coll_flops + upd_flops) / (c + u)
+        limit = n / (c + u)
+        peak, at = mm.peak(basis)
+        line = (
+            f"per {label} second: FLOP-weighted {dt} matmul rate for this work {eff / 1e9:.1f} GFLOP/s (peak GEMM "
+            f"{peak / 1e9:.1f} at {at[0]} x {at[1]} x {at[2]} {at[3]}); matmul-limited rate {limit:,.0f} decisions/s; "
+            f"achieved end to end {rate:,.0f} x {per / 1e6:.2f} MFLOP = {rate * per / 1e9:.1f} GFLOP/s = "
+            f"{rate / limit:.1%} of it ({rate * per / peak:.1%} of peak GEMM; target >= 50%)"
+        )
+        if sb3_rates is not None:
+            line += f"; SB3 {sb3_flops / 1e6:.2f} MFLOP per learner decision, {sb3_rates[basis] * sb3_flops / eff:.1%}"
+        print(line)
+    ideal_c, ideal_u = ideal_seconds(0)
+    print(
+        f"GEMM-limited time of the dense {cfg.precision} trainer's last round (wall rates): collection "
+        f"{ideal_c:.2f} s, update {ideal_u:.2f} s (of {last['collect']:.2f} s and {last['update']:.2f} s measured)"
+    )
+    return per, ideal_c, ideal_u, n, rows
 
 
 def profile(label: str, last: dict) -> None:

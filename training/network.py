@@ -10,12 +10,17 @@ centralized critic that reads the full state (every hand) but never acts.
   team thousands of points behind reads as one ``score_clip`` targets behind, a value training
   reached, and not -40 (``spades_env.observation.score_clip_bounds``; the NumPy actor of
   ``spades_env.checkpoint`` does the same).
+* ``precision`` (:func:`matmul_precision`): the trainer may run the forwards under torch's CPU
+  autocast to bfloat16; the logits and values leave the network as float32 either way.
 * every input may be a dense tensor or :class:`training.sparse_input.SparseRows` (the same rows
   in CSR form): then the first layer is computed from the non-zero entries only, with the same
   weights (:func:`run_mlp`).
 """
 
 from __future__ import annotations
+
+import contextlib
+import warnings
 
 import torch
 from torch import nn
@@ -76,6 +81,34 @@ def run_mlp(net: nn.Sequential, x: Input) -> torch.Tensor:
     for layer in layers[1:]:
         h = layer(h)
     return h
+
+
+def bf16_matmul_native() -> bool:
+    """Whether this CPU multiplies bfloat16 matrices in hardware (Intel AMX or AVX512-BF16);
+    elsewhere torch emulates them, slower than float32."""
+    cpu = torch.backends.cpu.get_cpu_capability()
+    probes = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
+    return cpu.startswith("AVX512") and any(getattr(torch.cpu, p, lambda: False)() for p in probes)
+
+
+def matmul_precision(precision: str) -> contextlib.AbstractContextManager:
+    """The context the trainer's forwards run in: nothing for ``"float32"``; for
+    ``"bfloat16"``, ``torch.autocast("cpu", torch.bfloat16)``: ``nn.Linear`` multiplies in
+    bfloat16 (float32 accumulation) from float32 weights, and the gradients flow back to the
+    float32 weights. Run the backward outside it. Warns once where the CPU has no bfloat16
+    matrix units (:func:`bf16_matmul_native`)."""
+    if precision == "float32":
+        return contextlib.nullcontext()
+    if precision != "bfloat16":
+        raise ValueError(f"precision must be 'float32' or 'bfloat16', got {precision!r}")
+    if not bf16_matmul_native():
+        warnings.warn(
+            "precision 'bfloat16': this CPU has no bfloat16 matrix units (AMX / AVX512-BF16); "
+            "torch emulates them, slower than float32",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return torch.autocast("cpu", dtype=torch.bfloat16)
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -142,11 +175,11 @@ class ActorCritic(nn.Module):
 
     def logits(self, obs: Input, mask: torch.Tensor) -> torch.Tensor:
         """Masked logits ``[N, 70]``."""
-        return masked_logits(run_mlp(self.actor, obs), mask)
+        return masked_logits(run_mlp(self.actor, obs).float(), mask)
 
     def value(self, critic_in: Input) -> torch.Tensor:
         """``[N, 2]``: value of the acting seat's team, and of the other team."""
-        return run_mlp(self.critic, critic_in)
+        return run_mlp(self.critic, critic_in).float()
 
     def act(
         self, obs: Input, mask: torch.Tensor, generator: torch.Generator | None = None

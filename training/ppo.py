@@ -81,7 +81,7 @@ from training.config import ConfigError, config_to_dict
 from training.evaluate import eval_scalars
 from training.evaluate import evaluate as _evaluate
 from training.league import LEARNER, POOL, SCRIPTED, League, ScriptedSeats
-from training.network import ActorCritic, Input, masked_kl
+from training.network import ActorCritic, Input, masked_kl, matmul_precision
 from training.plots import plot_history
 from training.ppo_config import TrainConfig, load_train_config
 from training.sparse_input import SparseRows
@@ -125,7 +125,8 @@ def _actor_rows(crit: Input, obs: torch.Tensor | None) -> Callable[[np.ndarray |
     if isinstance(crit, SparseRows):
         return lambda rows: crit.take(rows, OBS_SIZE)
     src = obs if obs is not None else crit[:, :OBS_SIZE]
-    return lambda rows: src[rows]
+    # index_select: a third of the time of ``src[rows]`` for 4,096 rows of 1,187 entries
+    return lambda rows: src.index_select(0, torch.as_tensor(rows))
 
 
 # ---- 1. the trainer: engine, network, league, buffers ---------------------------------------
@@ -292,12 +293,13 @@ class Trainer:
 
     # -- one rollout ---------------------------------------------------------------------------
     def collect(self) -> None:
-        for t in range(self.cfg.num_steps):
-            actions = self._act(t)
-            res = self.engine.step(actions)
-            self._after_step(t, res)
+        with matmul_precision(self.cfg.precision):
+            for t in range(self.cfg.num_steps):
+                actions = self._act(t)
+                res = self.engine.step(actions)
+                self._after_step(t, res)
         e = self.engine
-        with torch.no_grad():
+        with torch.no_grad(), matmul_precision(self.cfg.precision):
             self.boot_value = self.model.value(self._critic_input(e._obs, self._hidden(e._seat))).numpy()
             self.boot_seat = e._seat.copy()
         self.decisions += self.cfg.num_envs * self.cfg.num_steps
@@ -339,9 +341,10 @@ class Trainer:
         if cfg.sparse_input:  # the rollout's CSR rows (collect's); minibatches take theirs from them
             crit_all: Input = SparseRows.concat(self.step_rows)
         else:
-            crit_all = torch.cat(
-                [torch.from_numpy(self.buf_obs.reshape(N, -1)), torch.from_numpy(self.buf_hidden.reshape(N, -1)).float()], 1
-            )
+            # in the dtype the first layer multiplies in (autocast would cast every minibatch)
+            dtype = torch.bfloat16 if cfg.precision == "bfloat16" else torch.float32
+            obs_all, hidden_all = self.buf_obs.reshape(N, -1), self.buf_hidden.reshape(N, -1)
+            crit_all = torch.cat([torch.from_numpy(obs_all).to(dtype), torch.from_numpy(hidden_all).to(dtype)], 1)
         actor_rows = _actor_rows(crit_all, None)
         mask = torch.from_numpy(self.buf_mask.reshape(N, -1))
         actions = torch.from_numpy(self.buf_action.reshape(N))
@@ -360,31 +363,32 @@ class Trainer:
             for start in range(0, N, mb_size):
                 mb = perm[start : start + mb_size]
                 lmb = mb[learner[mb]]
-                crit = crit_all.take(mb) if isinstance(crit_all, SparseRows) else crit_all[mb]
-                v_loss = 0.5 * ((self.model.value(crit) - returns[mb]) ** 2).mean()
-                loss = cfg.vf_coef * v_loss
-                if lmb.numel() and self.update >= cfg.policy_warmup_updates:
-                    logp, ent, logp_all = self.model.evaluate(actor_rows(lmb), mask[lmb], actions[lmb])
-                    logratio = logp - old_logp[lmb]
-                    ratio = logratio.exp()
-                    a = adv[lmb]
-                    if cfg.norm_adv and a.numel() > 1:
-                        a = (a - a.mean()) / (a.std() + 1e-8)
-                    pg = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
-                    entropy = ent.mean()
-                    loss = loss + pg - cfg.ent_coef * entropy
-                    if anchor is not None:
-                        anchor_kl = masked_kl(anchor[lmb], logp_all, mask[lmb]).mean()
-                        loss = loss + cfg.anchor_coef * anchor_kl
-                        stats["anchor_kl"].append(anchor_kl.item())
-                    with torch.no_grad():
-                        approx_kl = ((ratio - 1) - logratio).mean().item()
-                        stats["approx_kl"].append(approx_kl)
-                        stats["clipfrac"].append(((ratio - 1).abs() > cfg.clip_coef).float().mean().item())
-                        stats["pg_loss"].append(pg.item())
-                        stats["entropy"].append(entropy.item())
-                    if cfg.target_kl > 0 and approx_kl > cfg.target_kl:
-                        kl_stop = True
+                with matmul_precision(cfg.precision):  # the forwards; backward outside
+                    crit = crit_all.take(mb) if isinstance(crit_all, SparseRows) else crit_all.index_select(0, mb)
+                    v_loss = 0.5 * ((self.model.value(crit) - returns[mb]) ** 2).mean()
+                    loss = cfg.vf_coef * v_loss
+                    if lmb.numel() and self.update >= cfg.policy_warmup_updates:
+                        logp, ent, logp_all = self.model.evaluate(actor_rows(lmb), mask[lmb], actions[lmb])
+                        logratio = logp - old_logp[lmb]
+                        ratio = logratio.exp()
+                        a = adv[lmb]
+                        if cfg.norm_adv and a.numel() > 1:
+                            a = (a - a.mean()) / (a.std() + 1e-8)
+                        pg = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
+                        entropy = ent.mean()
+                        loss = loss + pg - cfg.ent_coef * entropy
+                        if anchor is not None:
+                            anchor_kl = masked_kl(anchor[lmb], logp_all, mask[lmb]).mean()
+                            loss = loss + cfg.anchor_coef * anchor_kl
+                            stats["anchor_kl"].append(anchor_kl.item())
+                        with torch.no_grad():
+                            approx_kl = ((ratio - 1) - logratio).mean().item()
+                            stats["approx_kl"].append(approx_kl)
+                            stats["clipfrac"].append(((ratio - 1).abs() > cfg.clip_coef).float().mean().item())
+                            stats["pg_loss"].append(pg.item())
+                            stats["entropy"].append(entropy.item())
+                        if cfg.target_kl > 0 and approx_kl > cfg.target_kl:
+                            kl_stop = True
                 stats["v_loss"].append(v_loss.item())
                 self.optimizer.zero_grad()
                 loss.backward()

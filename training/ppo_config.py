@@ -16,6 +16,9 @@ from training.rules_family import entry_label, load_entry, load_family, validate
 HAND_REWARDS = ("own", "margin")
 """The values of ``TrainConfig.hand_reward``."""
 
+PRECISIONS = ("float32", "bfloat16")
+"""The values of ``TrainConfig.precision``."""
+
 
 @dataclass(frozen=True)
 class TrainConfig:
@@ -52,6 +55,12 @@ class TrainConfig:
     """Compute the actor's and the critic's first layer from the inputs' non-zero entries only
     (:mod:`training.sparse_input`; the same weights and, to float rounding, the same results as
     the dense layer, several times faster). ``false``: dense ``nn.Linear`` inputs."""
+    precision: str = "float32"
+    """The network's matrix products in the trainer's forwards: ``float32``, or ``bfloat16``
+    (torch's CPU autocast: weights, gradients, Adam, losses and log-probabilities stay float32;
+    :func:`training.network.matmul_precision`). bfloat16 is several times faster on CPUs with
+    bfloat16 matrix units (Intel AMX, AVX512-BF16) and slower on others; checkpoints and
+    evaluation are float32 either way."""
     keep_freed_memory: bool = True
     """Keep freed memory in the process for the next tensors instead of returning it to the
     system (glibc only; :mod:`training.allocator`): fewer page faults, a faster update."""
@@ -192,6 +201,8 @@ class TrainConfig:
                 "scripted_opponent_share",
                 "pool_opponent_share + scripted_opponent_share must be at most 1",
             )
+        if self.precision not in PRECISIONS:
+            return "precision", f"must be one of {list(PRECISIONS)}, got {self.precision!r}"
         if self.hand_reward not in HAND_REWARDS:
             return "hand_reward", f"must be one of {list(HAND_REWARDS)}, got {self.hand_reward!r}"
         if self.learning_rate <= 0:
@@ -275,4 +286,4 @@ def load_train_config(path: str | Path | None, overrides: list[str] | None = Non
     return load_config(TrainConfig, path, overrides)
 
 
-__all__ = ["TrainConfig", "load_train_config"]
+__all__ = ["PRECISIONS", "TrainConfig", "load_train_config"]
