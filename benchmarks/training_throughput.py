@@ -32,6 +32,14 @@ rates, the opponent mix), and each figure is the median over the rounds.
   FLOP-weighted matmul rate), for the dense trainer. The sparse trainer skips most of the first
   layers' FLOPs (the inputs' zeros); the GEMM work it leaves is printed (its first layers
   counted at the non-zero entries), and its rate counted as the dense network's work.
+* **bfloat16**: where the CPU multiplies bfloat16 matrices in hardware (Intel AMX or
+  AVX512-BF16; :func:`training.network.bf16_matmul_native`) and unless ``--no-bf16``, ours
+  also runs with ``precision: bfloat16`` (torch's CPU autocast around the forwards; float32
+  weights, gradients, Adam and losses), dense and sparse first layers, and the matmul rates
+  are measured in bfloat16 too: the bfloat16 trainer's fraction is against the bfloat16
+  GEMM-limited rate. SB3 stays float32: its rollout buffer calls ``.numpy()`` on the values,
+  which fails for bfloat16 tensors under autocast (``TypeError: Got unsupported ScalarType
+  BFloat16``), so float32 is the best its users can run.
 * **allocator**: glibc keeps freed memory for reuse in this process
   (:func:`training.allocator.keep_freed_memory`, what the trainer does by default), for SB3 as
   for ours; ``--system-malloc`` leaves the system's settings for both.
@@ -438,7 +446,9 @@ def main() -> int:
     )
 
     # ---- profile (self-play, last round) ----
-    for label, o in (("sparse first layers", pure), ("dense first layers", dense)):
+    profiled = [("sparse first layers", pure), ("dense first layers", dense)]
+    profiled += [("bfloat16, dense first layers", half)] if half is not None else []
+    for label, o in profiled:
         profile(label, o.runs[-1])
     return 0
 

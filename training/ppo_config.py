@@ -105,6 +105,10 @@ class TrainConfig:
     init_from: str = ""
     """Checkpoint whose weights start the run (e.g. a ``training.bc`` warm start; its network
     shapes must match ``hidden`` / ``critic_hidden``). Empty: random initial weights."""
+    init_widen: bool = False
+    """``init_from`` may be a narrower network of the same depth (``hidden`` / ``critic_hidden``
+    no smaller layer by layer): its units keep their weights and the new units start unread
+    (:mod:`training.widen`), so the run starts from exactly the ``init_from`` policy."""
     policy_warmup_updates: int = 0
     """Updates at the start that train only the critic (the policy stays as initialized), so
     that a warm-started policy is not pushed around by an untrained critic."""
@@ -219,6 +223,8 @@ class TrainConfig:
             return "init_logit_scale", "needs init_from (the policy whose logits it scales)"
         if not self.anchor_coef >= 0 or self.anchor_coef == float("inf"):
             return "anchor_coef", "must be a finite number, 0 or more"
+        if self.init_widen and not self.init_from:
+            return "init_widen", "needs init_from (the narrower network it widens)"
         if self.anchor_coef > 0 and not self.init_from:
             return "anchor_coef", "needs init_from (the policy the penalty holds the run near)"
         if self.policy_warmup_updates < 0:
