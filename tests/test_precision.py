@@ -126,3 +126,23 @@ def test_bf16_resume_is_exact(tmp_path):
     for k, v in full.model.state_dict().items():
         assert torch.equal(resumed.model.state_dict()[k], v), k
     assert np.array_equal(resumed.engine.states, full.engine.states)
+
+
+def test_plot_runs_overlays_histories(tmp_path):
+    pytest.importorskip("matplotlib")
+    import json
+
+    from training.plots import plot_runs
+
+    def row(u, **extra):
+        return {"update": u, "decisions": 1000 * u, "loss/v_loss": 1 / u, "train/entropy": 1.0, **extra}
+
+    ev = {"greedy": {"game_win": 0.5, "game_win_ci95": [0.4, 0.6], "margin_per_hand": 3.0, "margin_ci95": [1.0, 5.0]}}
+    for name in ("float32", "bfloat16"):
+        rows = [row(u, **({"episode/win_vs_scripted": u % 2} if u % 3 else {})) for u in range(1, 30)]
+        rows[-1]["eval"] = ev
+        (tmp_path / f"{name}.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = plot_runs({n: tmp_path / f"{n}.jsonl" for n in ("float32", "bfloat16")}, tmp_path / "runs.png")
+    assert out is not None and out.stat().st_size > 5000
+    (tmp_path / "empty.jsonl").write_text("\n")
+    assert plot_runs({"a": tmp_path / "missing.jsonl", "b": tmp_path / "empty.jsonl"}, tmp_path / "x.png") is None

@@ -3,7 +3,8 @@
 evaluations with 95% CIs, one line per opponent, or per rules and opponent under
 ``eval_rules``); :func:`plot_bc_stages` draws the behaviour-cloning stages of a lineage (loss
 and held-out accuracy per epoch, stage after stage); :func:`plot_stage_strength` draws each
-stage's margin against L2 per rules preset from the stages' ``spades matrix`` reports."""
+stage's margin against L2 per rules preset from the stages' ``spades matrix`` reports;
+:func:`plot_runs` overlays several PPO runs' curves (e.g. the same run in float32 and bfloat16)."""
 
 from __future__ import annotations
 
@@ -150,4 +151,60 @@ def plot_stage_strength(matrices: dict[str, Path], out_png: Path, opponent: str 
     return out_png
 
 
-__all__ = ["plot_bc_stages", "plot_history", "plot_stage_strength"]
+def _history(path: Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def _smoothed(xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A moving average over a twentieth of the points (at least 5) where there are 10 or more."""
+    if len(ys) < 10:
+        return xs, ys
+    w = max(len(ys) // 20, 5)
+    return xs[w - 1 :], np.convolve(ys, np.ones(w) / w, mode="valid")
+
+
+def plot_runs(histories: dict[str, Path], out_png: Path) -> Path | None:
+    """Several PPO runs' curves on shared axes, one colour a run: value loss, entropy, games won
+    against scripted opponents in training (moving averages), and the duplicate evaluations'
+    margin per hand with 95% CIs. None if no history has rows."""
+    runs = {name: _history(p) for name, p in histories.items() if Path(p).is_file()}
+    runs = {name: rows for name, rows in runs.items() if rows}
+    if not runs:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    panels = (
+        (axes[0, 0], "loss/v_loss", "value loss"),
+        (axes[0, 1], "train/entropy", "policy entropy"),
+        (axes[1, 0], "episode/win_vs_scripted", "games won against scripted opponents in training"),
+    )
+    for j, (name, rows) in enumerate(runs.items()):
+        colour = f"C{j}"
+        for ax, key, title in panels:
+            pts = [(r["decisions"], r[key]) for r in rows if key in r]
+            if pts:
+                xs, ys = _smoothed(*(np.array(v, dtype=float) for v in zip(*pts, strict=True)))
+                ax.plot(xs, ys, color=colour, label=name)
+            ax.set(title=title, xlabel="decisions")
+        evals = [r for r in rows if "eval" in r]
+        opps = sorted({k for r in evals for k, v in r["eval"].items() if isinstance(v, dict)})
+        for k, opp in enumerate(opps):
+            pts = [(r["decisions"], r["eval"][opp]) for r in evals if opp in r["eval"]]
+            mean = np.array([p[1]["margin_per_hand"] for p in pts])
+            err = np.array([[m - p[1]["margin_ci95"][0] for m, p in zip(mean, pts, strict=True)],
+                            [p[1]["margin_ci95"][1] - m for m, p in zip(mean, pts, strict=True)]])
+            axes[1, 1].errorbar([p[0] for p in pts], mean, yerr=err, color=colour, marker="os^v"[k % 4],
+                                capsize=3, label=f"{name} vs {opp}")
+    axes[1, 1].set(title="duplicate evaluation: margin per hand (95% CI)", xlabel="decisions")
+    for ax in axes.flat:
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    _save(fig, out_png)
+    return out_png
+
+
+__all__ = ["plot_bc_stages", "plot_history", "plot_runs", "plot_stage_strength"]
