@@ -18,7 +18,7 @@ from training.checkpoint import CheckpointError, load_checkpoint  # noqa: E402
 from training.config import ConfigError  # noqa: E402
 from training.network import ActorCritic, mlp  # noqa: E402
 from training.ppo import Trainer, load_train_config, train  # noqa: E402
-from training.widen import widen_state  # noqa: E402
+from training.widen import widen_state, widening_problem  # noqa: E402
 
 
 @settings(max_examples=25, deadline=None)
@@ -37,6 +37,14 @@ def test_widened_mlp_computes_the_same(depth, widths, seed):
     wide.load_state_dict(widen_state(narrow.state_dict(), wide.state_dict()))
     x = torch.randn(16, 7)
     torch.testing.assert_close(wide(x), narrow(x), rtol=1e-5, atol=1e-5)
+
+
+def test_widening_problem_needs_the_same_inputs_and_depth():
+    narrow = {"obs_size": 803, "critic_size": 1219, "num_actions": 70, "hidden": [8, 8], "critic_hidden": [4]}
+    assert widening_problem(narrow, {**narrow, "hidden": [16, 8], "critic_hidden": [4]}) is None
+    assert widening_problem(narrow, {**narrow, "obs_size": 771}) == "obs_size 803 differs from 771"
+    assert widening_problem(narrow, {**narrow, "critic_hidden": [4, 4]}) == "critic_hidden [4] and [4, 4] differ in depth"
+    assert widening_problem(narrow, {**narrow, "hidden": [8, 4]}) == "hidden [8, 8] is wider than [8, 4] somewhere"
 
 
 def test_widen_state_refuses_narrowing_and_other_layers():

@@ -83,6 +83,10 @@ def run_mlp(net: nn.Sequential, x: Input) -> torch.Tensor:
     return h
 
 
+PRECISIONS = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+"""The trainer's ``precision`` values and the dtype each multiplies in."""
+
+
 def bf16_matmul_native() -> bool:
     """Whether this CPU multiplies bfloat16 matrices in hardware (Intel AMX or AVX512-BF16);
     elsewhere torch emulates them, slower than float32."""
@@ -99,8 +103,8 @@ def matmul_precision(precision: str) -> contextlib.AbstractContextManager:
     matrix units (:func:`bf16_matmul_native`)."""
     if precision == "float32":
         return contextlib.nullcontext()
-    if precision != "bfloat16":
-        raise ValueError(f"precision must be 'float32' or 'bfloat16', got {precision!r}")
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {list(PRECISIONS)}, got {precision!r}")
     if not bf16_matmul_native():
         warnings.warn(
             "precision 'bfloat16': this CPU has no bfloat16 matrix units (AMX / AVX512-BF16); "

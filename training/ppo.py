@@ -81,7 +81,7 @@ from training.config import ConfigError, config_to_dict
 from training.evaluate import eval_scalars
 from training.evaluate import evaluate as _evaluate
 from training.league import LEARNER, POOL, SCRIPTED, League, ScriptedSeats
-from training.network import ActorCritic, Input, masked_kl, matmul_precision
+from training.network import PRECISIONS, ActorCritic, Input, masked_kl, matmul_precision
 from training.plots import plot_history
 from training.ppo_config import TrainConfig, load_train_config
 from training.sparse_input import SparseRows
@@ -342,7 +342,7 @@ class Trainer:
             crit_all: Input = SparseRows.concat(self.step_rows)
         else:
             # in the dtype the first layer multiplies in (autocast would cast every minibatch)
-            dtype = torch.bfloat16 if cfg.precision == "bfloat16" else torch.float32
+            dtype = PRECISIONS[cfg.precision]
             obs_all, hidden_all = self.buf_obs.reshape(N, -1), self.buf_hidden.reshape(N, -1)
             crit_all = torch.cat([torch.from_numpy(obs_all).to(dtype), torch.from_numpy(hidden_all).to(dtype)], 1)
         actor_rows = _actor_rows(crit_all, None)

@@ -11,13 +11,11 @@ from typing import Any
 from spades_env.core.rules import load_rules
 from spades_env.observation import score_clip_ok
 from training.config import load_config
+from training.network import PRECISIONS
 from training.rules_family import entry_label, load_entry, load_family, validate_family
 
 HAND_REWARDS = ("own", "margin")
 """The values of ``TrainConfig.hand_reward``."""
-
-PRECISIONS = ("float32", "bfloat16")
-"""The values of ``TrainConfig.precision``."""
 
 
 @dataclass(frozen=True)
@@ -292,4 +290,4 @@ def load_train_config(path: str | Path | None, overrides: list[str] | None = Non
     return load_config(TrainConfig, path, overrides)
 
 
-__all__ = ["PRECISIONS", "TrainConfig", "load_train_config"]
+__all__ = ["TrainConfig", "load_train_config"]

@@ -39,7 +39,7 @@ def init_weights(model: torch.nn.Module, cfg: Any, path: str | Path) -> None:
     want = {"hidden": list(cfg.hidden), "critic_hidden": list(cfg.critic_hidden)}
     tensors = _read_tensors(d / "model.safetensors")
     if getattr(cfg, "init_widen", False):
-        problem = widening_problem(arch, want)
+        problem = widening_problem(arch, model.arch())
         if problem:
             raise CheckpointError(f"{d / 'meta.json'}: init_widen: {problem}")
         try:

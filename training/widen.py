@@ -38,7 +38,10 @@ def widen_state(narrow: dict[str, torch.Tensor], wide: dict[str, torch.Tensor]) 
 
 def widening_problem(narrow: dict, wide: dict) -> str | None:
     """Why an ``arch`` (checkpoint metadata: ``hidden``, ``critic_hidden``) cannot widen into
-    another, or None: the same depth and input, no layer narrower."""
+    another, or None: the same inputs and outputs, the same depth, no layer narrower."""
+    for key in ("obs_size", "critic_size", "num_actions"):
+        if key in narrow and key in wide and narrow[key] != wide[key]:
+            return f"{key} {narrow[key]} differs from {wide[key]}"
     for key in ("hidden", "critic_hidden"):
         a, b = list(narrow.get(key, [])), list(wide.get(key, []))
         if len(a) != len(b):
