@@ -174,3 +174,49 @@ def test_report_of_a_folder_without_chunks_is_a_clear_error(tmp_path, capsys):
         deviation_report([str(tmp_path)])
     assert main(["--report", str(tmp_path / "nope")]) == 2
     assert "no rollout chunks (chunk_*.npz) in" in capsys.readouterr().err
+
+
+TEACHER = [
+    *SMALL,
+    "decisions=blind_nil_defence",
+    "rules_family=[{base: house, blind_nil_min_deficit: 0}]",
+    "opponents=[heuristic]",
+    "partner_share=0",
+    "teacher=search:samples=20",
+    "keep_play=0.2",
+]
+
+
+def test_teacher_labels_the_defence_with_its_own_card_and_searched_values():
+    cfg = load_rollout_config(None, TEACHER)
+    table = Table(cfg, load_family(list(cfg.rules_family))[0])
+    kept, dec = play(cfg, table, 12, seed=5)
+    n = len(dec["action"])
+    assert n > 0 and dec["label"].shape == (n,) and dec["values"].shape == (n, NUM_ACTIONS)
+    assert dec["mask"][np.arange(n), dec["label"].astype(np.int64)].all()  # legal labels
+    searched = np.isfinite(dec["values"]).any(axis=1)
+    assert searched.mean() > 0.5  # L3 searches most defence cards (forced ones are not selected)
+    i = int(np.flatnonzero(searched)[0])
+    best = np.nanargmax(dec["values"][i])
+    assert dec["label"][i] == best  # L3 plays the card its search values most
+    assert not (dec["label"] == dec["action"]).all()  # the policy played its own cards, not the labels
+
+
+def test_a_teacher_run_saves_the_teachers_labels_and_workers_make_the_same_data(tmp_path):
+    cfg = load_rollout_config(None, TEACHER)
+    one = saved_data([str(run(cfg, tmp_path / "one"))], values=True)
+    two = saved_data([str(run(load_rollout_config(None, [*TEACHER, "workers=2"]), tmp_path / "two"))], values=True)
+    for key in ("obs", "mask", "action"):
+        np.testing.assert_array_equal(one[key], two[key])
+    np.testing.assert_array_equal(one["values"], two["values"])
+    valued = np.isfinite(one["values"].astype(np.float32)).any(axis=1)
+    assert valued.sum() > 0 and (~valued).sum() > 0  # searched defence cards, kept decisions
+
+
+@pytest.mark.parametrize(
+    ("override", "words"),
+    [("teacher=nobody", "'teacher'"), ("teacher=search:samples=0", "'teacher'"), ("workers=0", "'workers'")],
+)
+def test_teacher_and_workers_errors_name_the_key(override, words):
+    with pytest.raises(ConfigError, match=words):
+        load_rollout_config(None, [*TEACHER, override])

@@ -18,7 +18,10 @@ Run::
    opponent declared Blind Nil, the candidates every legal card. The seat never sees the
    deal: one deal is one sample of an action's value given what the seat knows, and a fit
    averages over many. All the candidates of a decision share the deal, so their differences
-   are far less noisy than their values. A share ``keep_play`` of the policy's other decisions
+   are far less noisy than their values. With ``teacher`` (L3, ``search:samples=200``) the
+   selected decisions are labelled instead by the teacher's action and its own searched values
+   (no true deal: an information-fair label of the states the policy reaches, one DAgger
+   round). A share ``keep_play`` of the policy's other decisions
    is kept with its own action as the label (what anchors a fit to the policy elsewhere).
 3. **Save.** Chunks in ``training.bc``'s format (``obs``, ``mask``, ``action``, ``values``: NaN
    where not valued) under ``<out>/data``, for a ``training.bc`` fit with ``data_from`` (its
@@ -88,6 +91,14 @@ class RolloutConfig:
     """Games played together."""
     rollout_batch: int = 4096
     """Candidate actions played out together."""
+    workers: int = 1
+    """Processes making chunks at once (the data does not depend on it)."""
+    teacher: str = ""
+    """Empty: value the candidates by rollouts on the true deal (module docstring). A bots name
+    (``search:samples=200``, L3): label each selected decision with the teacher's action and
+    its searched values instead (``last_values``: mean hand margins over deals consistent with
+    what the seat knows; no rollouts). The policy still plays: the data holds the states it
+    reaches (one DAgger round)."""
     progress: bool = True
     """Show a progress bar."""
 
@@ -103,8 +114,16 @@ class RolloutConfig:
             ("partner_share", 0.0 <= self.partner_share <= 1.0, "must be in [0, 1]"),
             ("num_envs", self.num_envs >= 2, "must be >= 2"),
             ("rollout_batch", self.rollout_batch >= 16, "must be >= 16"),
+            ("workers", self.workers >= 1, "must be >= 1"),
             ("opponents", len(self.opponents) >= 1, "must name at least one opponent"),
         )
+        if self.teacher:
+            from spades_env.bots import PolicyNameError, parse_policy_name
+
+            try:
+                parse_policy_name(self.teacher)
+            except PolicyNameError as exc:
+                return "teacher", str(exc)
         for key, ok, why in checks:
             if not ok:
                 return key, why
@@ -194,7 +213,8 @@ def play(cfg: RolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[
     """``hands`` hands of fresh games: the policy's kept decisions (``obs``, ``mask``,
     ``action``) and its valued decisions with their state rows (``state``, ``params``,
     ``ridx``, ``slot``, plus ``obs``, ``mask``, ``action``, and ``played``: the margin of the
-    hand as it was played)."""
+    hand as it was played). With ``cfg.teacher`` the valued decisions also carry ``label``
+    (the teacher's action) and ``values`` (its searched values, NaN where it has none)."""
     from spades_env.vector import VectorSpades
 
     family = load_family(list(cfg.rules_family))
@@ -205,6 +225,9 @@ def play(cfg: RolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[
     kept: dict[str, list] = {"obs": [], "mask": [], "action": []}
     valued: dict[str, list] = {"obs": [], "mask": [], "action": [], "state": [], "params": [], "ridx": [], "slot": []}
     played: list[float] = []  # per valued decision, the margin of its hand as played
+    teacher = TeacherSeats(cfg, seed) if cfg.teacher else None
+    if teacher is not None:
+        valued["label"], valued["values"] = [], []
     waiting: dict[int, list[int]] = {}  # slot -> its valued decisions whose hand is not scored yet
     done = 0
     while done < hands or waiting:  # once enough hands are scored, only the hands begun go on
@@ -219,6 +242,10 @@ def play(cfg: RolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[
             part["mask"].append(mask[rows].astype(np.bool_))
             part["action"].append(acts[rows].astype(np.int8))
         rows = np.flatnonzero(chosen)
+        if teacher is not None:
+            label, values = teacher.label(rows, seats[rows], obs[rows], mask[rows])
+            valued["label"].append(label)
+            valued["values"].append(values)
         valued["state"].append(eng.states[rows].copy())
         valued["params"].append(eng.game_params[rows].copy())
         valued["ridx"].append(eng.rules_index[rows].copy())
@@ -236,6 +263,38 @@ def play(cfg: RolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[
     out_bids = {k: np.concatenate(v) for k, v in valued.items()}
     out_bids["played"] = np.asarray(played, dtype=np.float32)
     return {k: np.concatenate(v) for k, v in kept.items()}, out_bids
+
+
+class TeacherSeats:
+    """One ``cfg.teacher`` bot per (game slot, seat), seeded from (seed, slot, seat): the
+    labels of a teacher-labelled run."""
+
+    def __init__(self, cfg: RolloutConfig, seed: int) -> None:
+        self.cfg, self.seed = cfg, seed
+        self.bots: dict[tuple[int, int], Any] = {}
+        self.family = load_family(list(cfg.rules_family))
+
+    def label(
+        self, slots: np.ndarray, seats: np.ndarray, obs: np.ndarray, mask: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The teacher's action (``int8 [n]``) and searched values (``float32 [n, 70]``) at
+        each row (the rules are read from each observation)."""
+        from spades_env.bots import make_policy
+
+        n = len(slots)
+        label = np.empty(n, dtype=np.int8)
+        values = np.full((n, NUM_ACTIONS), np.nan, dtype=np.float32)
+        for j in range(n):
+            key = (int(slots[j]), int(seats[j]))
+            bot = self.bots.get(key)
+            if bot is None:
+                bseed = int(np.random.SeedSequence([self.seed, *key]).generate_state(1)[0])
+                bot = self.bots[key] = make_policy(self.cfg.teacher, seed=bseed, rules=self.family[0])
+            label[j] = bot.act(obs[j], mask[j])
+            searched = getattr(bot, "last_values", None)
+            if searched is not None:
+                values[j] = searched
+        return label, values
 
 
 # ---- 2. label -----------------------------------------------------------------------------------
@@ -354,53 +413,80 @@ def format_report(rows: list[dict[str, Any]]) -> str:
 def chunk_task(cfg: RolloutConfig, k: int, hands: int) -> list[Any]:
     """What chunk ``k`` (of ``hands`` hands) is a function of: the config but for the total
     ``hands`` and the display knobs, so that a longer run keeps the chunks of a shorter one."""
-    keys = {key: v for key, v in config_to_dict(cfg).items() if key not in ("run_name", "hands", "progress")}
+    keys = {key: v for key, v in config_to_dict(cfg).items() if key not in ("run_name", "hands", "progress", "workers")}
     return [keys, k, hands]
 
 
+def make_chunk(cfg: RolloutConfig, table: Table, k: int, hands: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Chunk ``k`` (``hands`` hands) in ``training.bc``'s format, and a line of figures on it."""
+    t0 = time.time()
+    kept, valued = play(cfg, table, hands, cfg.seed * 100_003 + k)
+    if cfg.teacher:
+        values = valued["values"]
+        check = {"teacher_agrees": float(np.mean(valued["label"] == valued["action"]))}
+        valued["action"] = valued["label"]  # the teacher's label; the policy's play is what was played
+    else:
+        values = rollout_values(cfg, table, valued)
+        own = values[np.arange(len(values)), valued["action"].astype(np.int64)]
+        check = {"own_replayed": float(np.mean(own == valued["played"]))}  # 1.0: the rollouts replay the games
+    part = {key: np.concatenate([valued[key], kept[key]]) for key in ("obs", "mask", "action")}
+    part["values"] = np.concatenate(
+        [values, np.full((len(kept["action"]), NUM_ACTIONS), np.nan, dtype=np.float32)]
+    ).astype(np.float16)
+    info = {"chunk": k, "valued": len(valued["action"]), "kept": len(kept["action"]), **check}
+    return part, {**info, "seconds": round(time.time() - t0, 1)}
+
+
+_WORKER_TABLE: dict[str, Any] = {}  # one Table per worker process, built on its first chunk
+
+
+def _chunk_job(args: tuple[RolloutConfig, int, int]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    cfg, k, hands = args
+    if "table" not in _WORKER_TABLE:
+        import torch
+
+        torch.set_num_threads(1)
+        _WORKER_TABLE["table"] = Table(cfg, load_family(list(cfg.rules_family))[0])
+    return make_chunk(cfg, _WORKER_TABLE["table"], k, hands)
+
+
 def run(cfg: RolloutConfig, out: str | Path | None = None) -> Path:
-    """Play, label and save every chunk; returns the data folder ``<out>/data``."""
+    """Play, label and save every chunk (``cfg.workers`` processes); returns the data folder
+    ``<out>/data``."""
     from training.bc import cached_chunk, save_chunk
 
     out_dir = Path(out) if out is not None else Path("runs") / cfg.run_name
     data = out_dir / "data"
     data.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(config_to_dict(cfg), indent=2, default=str))
-    table = Table(cfg, load_family(list(cfg.rules_family))[0])
     n_chunks = -(-cfg.hands // cfg.chunk_hands)
-    it: Any = range(n_chunks)
+    sizes = {k: min(cfg.chunk_hands, cfg.hands - k * cfg.chunk_hands) for k in range(n_chunks)}
+    todo = [k for k in range(n_chunks) if cached_chunk(data, k, chunk_task(cfg, k, sizes[k])) is None]
+    bar = None
     if cfg.progress:
         from tqdm.auto import tqdm
 
-        it = tqdm(it, desc="chunks", unit="chunk")
-    for k in it:
-        hands = min(cfg.chunk_hands, cfg.hands - k * cfg.chunk_hands)
-        task = chunk_task(cfg, k, hands)
-        if cached_chunk(data, k, task) is not None:
-            continue
-        t0 = time.time()
-        kept, valued = play(cfg, table, hands, cfg.seed * 100_003 + k)
-        values = rollout_values(cfg, table, valued)
-        own = values[np.arange(len(values)), valued["action"].astype(np.int64)]
-        part = {
-            key: np.concatenate([valued[key], kept[key]]) for key in ("obs", "mask", "action")
-        }
-        part["values"] = np.concatenate(
-            [values, np.full((len(kept["action"]), NUM_ACTIONS), np.nan, dtype=np.float32)]
-        ).astype(np.float16)
-        save_chunk(data, k, task, part)
-        print(
-            json.dumps(
-                {
-                    "chunk": k,
-                    "valued": len(valued["action"]),
-                    "kept": len(kept["action"]),
-                    "own_replayed": float(np.mean(own == valued["played"])),  # 1.0: the rollouts replay the games
-                    "seconds": round(time.time() - t0, 1),
-                }
-            ),
-            flush=True,
-        )
+        bar = tqdm(total=n_chunks, initial=n_chunks - len(todo), desc="chunks", unit="chunk")
+    jobs = [(cfg, k, sizes[k]) for k in todo]
+    if cfg.workers == 1 or len(jobs) <= 1:
+        done: Any = map(_chunk_job, jobs)
+        pool = None
+    else:
+        from multiprocessing import get_context
+
+        pool = get_context("spawn").Pool(min(cfg.workers, len(jobs)))
+        done = pool.imap(_chunk_job, jobs)  # ordered
+    try:
+        for k, (part, info) in zip(todo, done, strict=True):
+            save_chunk(data, k, chunk_task(cfg, k, sizes[k]), part)
+            print(json.dumps(info), flush=True)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if pool is not None:
+            pool.terminate()
+        if bar is not None:
+            bar.close()
     return data
 
 
