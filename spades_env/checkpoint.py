@@ -163,7 +163,21 @@ def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
             raise CheckpointError(
                 f"{mp}: key 'policy.deterministic' must be true or false, got {pol['deterministic']!r}"
             )
+        if "search_defence" in pol:
+            _check_search_defence(mp, pol["search_defence"])
     return meta
+
+
+def _check_search_defence(mp: Path, name: Any) -> None:
+    """``policy.search_defence`` must be a bots registry name (``search:samples=200``)."""
+    from spades_env.bots import PolicyNameError, parse_policy_name
+
+    try:
+        if not isinstance(name, str):
+            raise PolicyNameError(f"expected a bot name such as 'search:samples=200', got {name!r}")
+        parse_policy_name(name)
+    except PolicyNameError as exc:
+        raise CheckpointError(f"{mp}: key 'policy.search_defence': {exc}") from None
 
 
 def load_meta(path: str | Path) -> dict[str, Any]:
@@ -541,13 +555,24 @@ def load_policy(
     seed: int | None = None,
     rules: RulesConfig | str | dict | None = None,
     deterministic: bool | None = None,
-) -> CheckpointPolicy:
+    search_defence: bool = True,
+) -> Any:
     """A Policy from a checkpoint path (directory, ``model.safetensors`` or ``meta.json``);
     ``rules``, when given, must have the checkpoint's number of players. ``deterministic``
-    None: as the checkpoint's ``meta.json`` says (``policy.deterministic``, default false)."""
+    None: as the checkpoint's ``meta.json`` says (``policy.deterministic``, default false).
+    A :class:`CheckpointPolicy`, or where ``meta.json`` names a ``policy.search_defence`` bot
+    (and ``search_defence`` is true) a :class:`~spades_env.search_defence.SearchDefencePolicy`
+    around it (the bot plays the cards after an opponent's Blind Nil)."""
     actor, meta = _cached(path)
     deterministic = play_settings(path, meta, rules, deterministic)
-    return CheckpointPolicy(actor, seed=seed, deterministic=deterministic, name=str(path), meta=meta)
+    net = CheckpointPolicy(actor, seed=seed, deterministic=deterministic, name=str(path), meta=meta)
+    bot = (meta.get("policy") or {}).get("search_defence")
+    if not bot or not search_defence:
+        return net
+    from spades_env.bots import make_policy
+    from spades_env.search_defence import SearchDefencePolicy, search_seed
+
+    return SearchDefencePolicy(net, make_policy(bot, seed=search_seed(seed), rules=rules), name=str(path))
 
 
 __all__ = [

@@ -87,10 +87,13 @@ def batch_key(policy: Policy) -> tuple | None:
     for one that is called per game. Exact types only: a subclass may act otherwise."""
     from spades_env.bots.heuristic import BlindNilPolicy, HeuristicPolicy
     from spades_env.checkpoint import CheckpointPolicy
+    from spades_env.search_defence import SearchDefencePolicy
 
     t = type(policy)
     if t is CheckpointPolicy:
         return ("checkpoint", id(policy.actor), bool(policy.deterministic), policy.obs_version)
+    if t is SearchDefencePolicy and type(policy.net) is CheckpointPolicy:
+        return ("search_defence", id(policy.net.actor), bool(policy.net.deterministic), policy.net.obs_version)
     if t is HeuristicPolicy or t is BlindNilPolicy:
         return ("heuristic",)
     if t is RandomPolicy:
@@ -182,6 +185,10 @@ def _decide_group(key: tuple | None, policies: list[Policy], obs: np.ndarray, ma
         )
     if key[0] == "checkpoint":
         return act_policies(policies, obs, mask)  # type: ignore[arg-type]
+    if key[0] == "search_defence":
+        from spades_env.search_defence import act_search_defence
+
+        return act_search_defence(policies, obs, mask)  # type: ignore[arg-type]
     if key[0] == "heuristic":  # L2 is deterministic and always legal: a forced move needs no call
         legal = mask != 0
         out = np.argmax(legal, axis=1).astype(np.int64)

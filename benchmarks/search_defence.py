@@ -1,0 +1,64 @@
+"""A network policy with L3 playing its cards after an opponent's Blind Nil, against the network alone.
+
+    .venv/bin/python benchmarks/search_defence.py checkpoints/spades_family_v5
+        [--teacher search:samples=200] [--rules house tournament] [--games 400] [--seed 0]
+        [--workers 2]
+
+The policy acts everywhere except at its card plays in a hand where an opponent declared Blind
+Nil; there the ``--teacher`` (L3, an information-fair search over deals consistent with what
+the seat knows) plays the card. Both the policy alone and this hybrid play the matrix rows
+(partnered with themselves against L2, and with an L2 partner against two L2 players) on the
+same duplicate deals, so the difference is what decision-time search in the Blind Nil defence
+is worth. Where no opponent declares Blind Nil (Blind Nil off) the two are the same player.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from spades_env.arena.matrix import matrix_rules, matrix_table, run_matrix  # noqa: E402
+from spades_env.checkpoint import load_policy  # noqa: E402
+from spades_env.resolve import resolve_policy  # noqa: E402
+from spades_env.search_defence import SearchDefencePolicy, search_seed  # noqa: E402
+
+
+class SearchDefence:
+    """A picklable factory ``f(seed, rules)`` (arena workers): the checkpoint's network alone
+    (``teacher`` empty), or a :class:`SearchDefencePolicy` of it and ``teacher``."""
+
+    def __init__(self, policy: str, teacher: str = "") -> None:
+        self.policy, self.teacher = policy, teacher
+        self.__name__ = Path(policy).name + (f"+{teacher.split(':')[0]} defence" if teacher else " network")
+
+    def __call__(self, seed, rules):
+        net = load_policy(self.policy, seed=seed, rules=rules, search_defence=False)
+        if not self.teacher:
+            return net
+        return SearchDefencePolicy(net, resolve_policy(self.teacher, search_seed(seed), rules), self.__name__)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("policy", help="a checkpoint folder (its network: a policy.search_defence of its own is left out)")
+    p.add_argument("--teacher", default="search:samples=200")
+    p.add_argument("--rules", nargs="+", default=["house", "tournament"])
+    p.add_argument("--games", type=int, default=400)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=2)
+    args = p.parse_args()
+    rules = [matrix_rules(r) for r in args.rules]
+    for spec in (SearchDefence(args.policy), SearchDefence(args.policy, args.teacher)):
+        for entry in run_matrix(
+            spec, args.games, rules, opponents=("heuristic",), seed=args.seed, workers=args.workers, progress=False
+        ):
+            print(matrix_table(spec.__name__, entry), "\n", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

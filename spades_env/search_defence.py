@@ -1,0 +1,78 @@
+"""A checkpoint policy that searches its Blind Nil defence: a network everywhere, a search bot
+at its card plays after an opponent declared Blind Nil.
+
+Setting an opponent's Blind Nil takes a line of play across the hand (force the Blind Nil
+bidder to win a trick its partner cannot cover); the trained networks defend about as well as
+L2 does, while L3 (``search:samples=200``, which samples deals consistent with what the seat
+knows and plays each candidate card out) sets many more of them. A checkpoint whose
+``meta.json`` names a bot in ``policy.search_defence`` is loaded as a
+:class:`SearchDefencePolicy`: the network bids and plays every other card, the bot plays those
+cards. Both act on the seat's own observation only. ``benchmarks/search_defence.py`` measures
+what it is worth against the network alone on the same deals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from spades_env.core import layout as L
+from spades_env.core.actions import BID_BASE
+from spades_env.observation import O_BIDS, O_PHASE, OBS_SIZE
+
+_BLIND = 15  # index of Blind Nil in a relative seat's 16-way bid one-hot (0 none, 1..14 bids 0..13)
+
+
+def searched_rows(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+    """``bool [N]``: the rows that are card plays in a hand where an opponent (relative seat 1
+    or 3) declared Blind Nil: the decisions a :class:`SearchDefencePolicy` hands to its bot."""
+    obs = np.asarray(observations).reshape(-1, OBS_SIZE)
+    mask = np.asarray(action_masks).reshape(len(obs), -1)
+    playing = (obs[:, O_PHASE + L.PH_PLAY] > 0) & ~mask[:, BID_BASE:].any(axis=1)
+    opp_blind = (obs[:, O_BIDS + 16 + _BLIND] > 0) | (obs[:, O_BIDS + 48 + _BLIND] > 0)
+    return playing & opp_blind
+
+
+class SearchDefencePolicy:
+    """``net`` (a :class:`~spades_env.checkpoint.CheckpointPolicy`) everywhere, ``search`` (a
+    bot) at the card plays :func:`searched_rows` selects (Policy protocol)."""
+
+    def __init__(self, net: Any, search: Any, name: str = "") -> None:
+        self.net, self.search = net, search
+        self.name = name or f"{getattr(net, 'name', 'network')}+search defence"
+        self.meta = getattr(net, "meta", {})
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The bot's card after an opponent's Blind Nil, else the network's action."""
+        if searched_rows(observation, action_mask)[0]:
+            return int(self.search.act(observation, action_mask))
+        return int(self.net.act(observation, action_mask))
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """``int64 [B]``: the actions ``act`` would return for the rows in order."""
+        return act_search_defence([self] * len(observations), observations, action_masks)
+
+
+def act_search_defence(policies: list[SearchDefencePolicy], obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Row ``i``'s action by ``policies[i]``, as its ``act`` would give: the networks decide
+    the other rows together (one forward pass, :func:`~spades_env.checkpoint.act_policies`),
+    each bot its own rows in order."""
+    from spades_env.checkpoint import act_policies
+
+    out = np.empty(len(policies), dtype=np.int64)
+    searched = searched_rows(obs, mask)
+    rows = np.flatnonzero(~searched)
+    if rows.size:
+        out[rows] = act_policies([policies[i].net for i in rows.tolist()], obs[rows], mask[rows])
+    for i in np.flatnonzero(searched).tolist():
+        out[i] = int(policies[i].search.act(obs[i].copy(), mask[i].copy()))
+    return out
+
+
+def search_seed(seed: int | None) -> int | None:
+    """The bot's seed from the policy's (its own stream, not the network's)."""
+    return None if seed is None else int(np.random.SeedSequence([int(seed), 0x5EA2C4]).generate_state(1)[0])
+
+
+__all__ = ["SearchDefencePolicy", "act_search_defence", "search_seed", "searched_rows"]
