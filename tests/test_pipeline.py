@@ -106,6 +106,26 @@ def test_pipeline_stop_at_ends_a_stage_by_count(tmp_path):
     assert b["update"] == 1 and b["config"]["init_from"] == str(tmp_path / "runs" / "a" / "final")
 
 
+def test_export_with_search_defence_marks_the_exported_checkpoint(tmp_path):
+    from spades_env.checkpoint import CheckpointPolicy, load_policy
+    from spades_env.search_defence import SearchDefencePolicy
+
+    fast = "set: [tensorboard=false, eval_boards=0, progress=false]"
+    p = tmp_path / "pipe.yaml"
+    p.write_text(
+        f"runs: {tmp_path / 'runs'}\nexport: {tmp_path / 'policy'}\nsearch_defence: search:samples=20\nstages:\n"
+        f"  - {{name: a, kind: ppo, config: configs/train/smoke.yaml, updates: 1, {fast}}}\n"
+    )
+    final = run_pipeline(load_pipeline(p), log=lambda _: None)
+    assert final == tmp_path / "policy"
+    meta = json.loads((final / "meta.json").read_text())
+    assert meta["policy"]["search_defence"] == "search:samples=20"
+    assert isinstance(load_policy(final, seed=0), SearchDefencePolicy)
+    stage = tmp_path / "runs" / "a" / "final"  # the stage's own checkpoint is left as trained
+    assert "search_defence" not in (json.loads((stage / "meta.json").read_text()).get("policy") or {})
+    assert isinstance(load_policy(stage, seed=0), CheckpointPolicy)
+
+
 def test_committed_pipelines_load():
     for name in ("pipeline.yaml", "pipeline_v1.yaml", "pipeline_smoke.yaml", "pipeline_2p.yaml"):
         from training.pipeline import stage_config
@@ -123,6 +143,8 @@ def test_committed_pipelines_load():
             r"stages\[0\].*'stop_at' is for ppo stages",
         ),
         ("stagez: []\n", r"unknown key 'stagez'"),
+        ("export: x\nsearch_defence: nobody\nstages: []\n", r"'search_defence': unknown policy 'nobody'"),
+        ("search_defence: search\nstages: []\n", r"'search_defence' marks the exported checkpoint"),
         (
             "stages:\n  - {name: a, kind: ppo, config: configs/train/smoke.yaml, init_from: b}\n",
             r"stages\[0\].*'init_from': 'b' is not an earlier bc or ppo stage",

@@ -2,7 +2,8 @@
 play only legal actions, and beat the random baseline (the full evaluations are in their model
 cards). ``spades_ppo_v1`` (tournament rules, observation v1), ``spades_family_v4`` (a family
 of rules, observation v2, its lineage in its metadata), ``spades_family_v5`` (v4 after two
-PPO rounds; ``make run``) and ``spades_2p_v1`` (the two-player game)."""
+PPO rounds), ``spades_family_v6`` (v5's network with L3 playing its cards after an opponent's
+Blind Nil; ``make run``) and ``spades_2p_v1`` (the two-player game)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from training.checkpoint import load_checkpoint  # noqa: E402
 SHIPPED = ROOT / "checkpoints" / "spades_ppo_v1"
 FAMILY = ROOT / "checkpoints" / "spades_family_v4"
 FAMILY_V5 = ROOT / "checkpoints" / "spades_family_v5"
+FAMILY_V6 = ROOT / "checkpoints" / "spades_family_v6"
 TWO_PLAYER = ROOT / "checkpoints" / "spades_2p_v1"
 RULES = {
     "tournament": load_rules("tournament"),
@@ -123,14 +125,37 @@ def test_v5_metadata_records_its_ppo_rounds():
 
 
 def test_make_run_plays_the_shipped_policy():
-    assert "checkpoints/spades_family_v5 " in (ROOT / "Makefile").read_text()
+    assert "checkpoints/spades_family_v6 " in (ROOT / "Makefile").read_text()
 
 
+def test_v6_is_v5s_network_with_a_search_defence():
+    from spades_env.checkpoint import CheckpointPolicy, load_meta, load_policy
+    from spades_env.search_defence import SearchDefencePolicy
+
+    assert (FAMILY_V6 / "model.safetensors").read_bytes() == (FAMILY_V5 / "model.safetensors").read_bytes()
+    meta, meta5 = load_meta(FAMILY_V6), load_meta(FAMILY_V5)
+    assert meta["policy"] == {"deterministic": True, "search_defence": "search:samples=200"}
+    assert {k: v for k, v in meta.items() if k not in ("policy", "derived_from")} == {
+        k: v for k, v in meta5.items() if k != "policy"
+    }
+    pol = load_policy(FAMILY_V6, seed=0, rules="house")
+    assert isinstance(pol, SearchDefencePolicy) and isinstance(pol.net, CheckpointPolicy)
+    assert (FAMILY_V6 / "MODEL_CARD.md").is_file()
+
+
+def test_v6_plays_as_v5_where_no_opponent_declares_blind_nil():
+    rules = RULES["no_blind"]  # no Blind Nil: the search never plays, the two are one player
+    a = run_duplicate((str(FAMILY_V6),) * 2, ("heuristic", "heuristic"), 3, seed=5, rules=rules, fmt="hand", batched=True)
+    b = run_duplicate((str(FAMILY_V5),) * 2, ("heuristic", "heuristic"), 3, seed=5, rules=rules, fmt="hand", batched=True)
+    assert summarize(a, "hand") == summarize(b, "hand")
+
+
+@pytest.mark.parametrize("path", [FAMILY_V5, FAMILY_V6], ids=["v5", "v6"])
 @pytest.mark.parametrize("name", ["house", "short_bags7"])
-def test_v5_plays_legal_moves_and_beats_random(name):
-    assert {"bid", "play"} <= _phases_played(FAMILY_V5, RULES[name], 7, 400)
+def test_v5_and_v6_play_legal_moves_and_beat_random(name, path):
+    assert {"bid", "play"} <= _phases_played(path, RULES[name], 7, 400)
     boards = run_duplicate(
-        (str(FAMILY_V5), str(FAMILY_V5)), ("random", "random"), 6, seed=3, rules=RULES[name], fmt="hand", batched=True
+        (str(path), str(path)), ("random", "random"), 6, seed=3, rules=RULES[name], fmt="hand", batched=True
     )
     assert summarize(boards, "hand")["margin_per_hand"]["mean"] > 50
 
@@ -155,6 +180,7 @@ def test_two_player_policy_plays_every_phase_and_beats_random_and_greedy():
 
 @pytest.mark.parametrize(("path", "rules", "message"), [
     (FAMILY_V5, "two_player", "trained for 4 players, asked to play 2"),
+    (FAMILY_V6, "two_player", "trained for 4 players, asked to play 2"),
     (TWO_PLAYER, "tournament", "trained for 2 players, asked to play 4"),
 ])
 def test_a_policy_refuses_the_other_number_of_players(path, rules, message):

@@ -9,6 +9,9 @@ run folder ``<runs>/<name>``::
 
     runs: runs/pipeline            # root of the stages' run folders (--runs overrides)
     export: ""                     # optional: copy the last stage's final checkpoint here
+    search_defence: ""             # optional (with export): a bot named in the export's
+                                   #   meta.json policy.search_defence (spades_env.search_defence:
+                                   #   it plays the cards after an opponent's Blind Nil)
     stages:
       - name: bc                   # behaviour cloning (training.bc)
         kind: bc
@@ -79,7 +82,7 @@ from training.config import ConfigError, config_to_dict
 KINDS = ("bc", "ppo", "rollouts")
 TRAINED = ("bc", "ppo")  # the kinds whose stages end in a checkpoint
 STAGE_KEYS = ("name", "kind", "config", "init_from", "play_by", "data_from", "updates", "stop_at", "set")
-TOP_KEYS = ("runs", "export", "stages")
+TOP_KEYS = ("runs", "export", "search_defence", "stages")
 DONE = "stage.json"
 
 
@@ -102,6 +105,7 @@ class Pipeline:
     export: str
     stages: tuple[Stage, ...]
     where: str
+    search_defence: str = ""
 
 
 def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
@@ -125,6 +129,18 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
     export = data.get("export") or ""
     if not isinstance(export, str):
         raise ConfigError(f"{where}: key 'export' must be a folder path, got {export!r}")
+    search_defence = data.get("search_defence") or ""
+    if search_defence:
+        from spades_env.bots import PolicyNameError, parse_policy_name
+
+        try:
+            if not isinstance(search_defence, str):
+                raise PolicyNameError(f"expected a bot name such as 'search:samples=200', got {search_defence!r}")
+            parse_policy_name(search_defence)
+        except PolicyNameError as exc:
+            raise ConfigError(f"{where}: key 'search_defence': {exc}") from None
+        if not export:
+            raise ConfigError(f"{where}: key 'search_defence' marks the exported checkpoint: set 'export' too")
     raw = data.get("stages")
     if not isinstance(raw, list) or not raw:
         raise ConfigError(f"{where}: key 'stages' must be a non-empty list of stages")
@@ -190,7 +206,7 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
         if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
             raise ConfigError(f"{at}: key 'set' must be a list of key=value strings, got {sets!r}")
         stages.append(Stage(name, kind, config, init_from, updates, tuple(sets), stop_at, play_by, tuple(data_from)))
-    return Pipeline(Path(root), export, tuple(stages), where)
+    return Pipeline(Path(root), export, tuple(stages), where, search_defence)
 
 
 def _stage_source(pl: Pipeline, init_from: str) -> Path:
@@ -302,7 +318,12 @@ def run_pipeline(pl: Pipeline, only: str | None = None, log=print) -> Path:
         dst = Path(pl.export)
         shutil.rmtree(dst, ignore_errors=True)
         shutil.copytree(final, dst)
-        log(f"exported {final} to {dst}")
+        if pl.search_defence:
+            meta_path = dst / "meta.json"
+            meta = json.loads(meta_path.read_text())
+            meta["policy"] = {**(meta.get("policy") or {}), "search_defence": pl.search_defence}
+            meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+        log(f"exported {final} to {dst}" + (f" (search_defence: {pl.search_defence})" if pl.search_defence else ""))
         final = dst
     return final
 
