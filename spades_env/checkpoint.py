@@ -170,14 +170,11 @@ def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
 
 def _check_search_defence(mp: Path, name: Any) -> None:
     """``policy.search_defence`` must be a bots registry name (``search:samples=200``)."""
-    from spades_env.bots import PolicyNameError, parse_policy_name
+    from spades_env.search_defence import search_bot_problem
 
-    try:
-        if not isinstance(name, str):
-            raise PolicyNameError(f"expected a bot name such as 'search:samples=200', got {name!r}")
-        parse_policy_name(name)
-    except PolicyNameError as exc:
-        raise CheckpointError(f"{mp}: key 'policy.search_defence': {exc}") from None
+    problem = search_bot_problem(name)
+    if problem:
+        raise CheckpointError(f"{mp}: key 'policy.search_defence': {problem}")
 
 
 def load_meta(path: str | Path) -> dict[str, Any]:

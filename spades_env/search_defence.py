@@ -70,9 +70,23 @@ def act_search_defence(policies: list[SearchDefencePolicy], obs: np.ndarray, mas
     return out
 
 
+def search_bot_problem(name: Any) -> str | None:
+    """Why ``name`` cannot be a search-defence bot (not a bots registry name such as
+    ``search:samples=200``), or None if it can."""
+    from spades_env.bots import PolicyNameError, parse_policy_name
+
+    if not isinstance(name, str):
+        return f"expected a bot name such as 'search:samples=200', got {name!r}"
+    try:
+        parse_policy_name(name)
+    except PolicyNameError as exc:
+        return str(exc)
+    return None
+
+
 def search_seed(seed: int | None) -> int | None:
     """The bot's seed from the policy's (its own stream, not the network's)."""
     return None if seed is None else int(np.random.SeedSequence([int(seed), 0x5EA2C4]).generate_state(1)[0])
 
 
-__all__ = ["SearchDefencePolicy", "act_search_defence", "search_seed", "searched_rows"]
+__all__ = ["SearchDefencePolicy", "act_search_defence", "search_bot_problem", "search_seed", "searched_rows"]

@@ -131,14 +131,11 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
         raise ConfigError(f"{where}: key 'export' must be a folder path, got {export!r}")
     search_defence = data.get("search_defence") or ""
     if search_defence:
-        from spades_env.bots import PolicyNameError, parse_policy_name
+        from spades_env.search_defence import search_bot_problem
 
-        try:
-            if not isinstance(search_defence, str):
-                raise PolicyNameError(f"expected a bot name such as 'search:samples=200', got {search_defence!r}")
-            parse_policy_name(search_defence)
-        except PolicyNameError as exc:
-            raise ConfigError(f"{where}: key 'search_defence': {exc}") from None
+        problem = search_bot_problem(search_defence)
+        if problem:
+            raise ConfigError(f"{where}: key 'search_defence': {problem}")
         if not export:
             raise ConfigError(f"{where}: key 'search_defence' marks the exported checkpoint: set 'export' too")
     raw = data.get("stages")

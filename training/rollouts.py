@@ -437,17 +437,22 @@ def make_chunk(cfg: RolloutConfig, table: Table, k: int, hands: int) -> tuple[di
     return part, {**info, "seconds": round(time.time() - t0, 1)}
 
 
-_WORKER_TABLE: dict[str, Any] = {}  # one Table per worker process, built on its first chunk
+_TABLES: dict[str, Table] = {}  # per process: the Table of each config, built on its first chunk
 
 
 def _chunk_job(args: tuple[RolloutConfig, int, int]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     cfg, k, hands = args
-    if "table" not in _WORKER_TABLE:
-        import torch
+    key = json.dumps(config_to_dict(cfg), sort_keys=True, default=str)
+    if key not in _TABLES:
+        _TABLES.clear()  # one config at a time: the last run's players are let go
+        _TABLES[key] = Table(cfg, load_family(list(cfg.rules_family))[0])
+    return make_chunk(cfg, _TABLES[key], k, hands)
 
-        torch.set_num_threads(1)
-        _WORKER_TABLE["table"] = Table(cfg, load_family(list(cfg.rules_family))[0])
-    return make_chunk(cfg, _WORKER_TABLE["table"], k, hands)
+
+def _one_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)
 
 
 def run(cfg: RolloutConfig, out: str | Path | None = None) -> Path:
@@ -474,7 +479,7 @@ def run(cfg: RolloutConfig, out: str | Path | None = None) -> Path:
     else:
         from multiprocessing import get_context
 
-        pool = get_context("spawn").Pool(min(cfg.workers, len(jobs)))
+        pool = get_context("spawn").Pool(min(cfg.workers, len(jobs)), initializer=_one_thread)
         done = pool.imap(_chunk_job, jobs)  # ordered
     try:
         for k, (part, info) in zip(todo, done, strict=True):
