@@ -31,7 +31,7 @@ import json
 import math
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,6 +48,9 @@ from spades_env.observation import (
     score_clip_bounds,
     score_clip_ok,
 )
+
+if TYPE_CHECKING:
+    from spades_env.search_defence import SearchDefencePolicy
 
 FORMAT = "spades_env.checkpoint/1"
 MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
@@ -553,7 +556,7 @@ def load_policy(
     rules: RulesConfig | str | dict | None = None,
     deterministic: bool | None = None,
     search_defence: bool = True,
-) -> Any:
+) -> CheckpointPolicy | SearchDefencePolicy:
     """A Policy from a checkpoint path (directory, ``model.safetensors`` or ``meta.json``);
     ``rules``, when given, must have the checkpoint's number of players. ``deterministic``
     None: as the checkpoint's ``meta.json`` says (``policy.deterministic``, default false).

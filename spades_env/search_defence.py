@@ -18,20 +18,18 @@ from typing import Any
 import numpy as np
 
 from spades_env.core import layout as L
-from spades_env.core.actions import BID_BASE
-from spades_env.observation import O_BIDS, O_PHASE, OBS_SIZE
-
-_BLIND = 15  # index of Blind Nil in a relative seat's 16-way bid one-hot (0 none, 1..14 bids 0..13)
+from spades_env.observation import O_PHASE, OBS_SIZE, public_bids
 
 
 def searched_rows(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-    """``bool [N]``: the rows that are card plays in a hand where an opponent (relative seat 1
-    or 3) declared Blind Nil: the decisions a :class:`SearchDefencePolicy` hands to its bot."""
+    """``bool [N]``: the rows that are card plays (trick play, a card in the mask) in a hand
+    where an opponent (relative seat 1 or 3) declared Blind Nil: the decisions a
+    :class:`SearchDefencePolicy` hands to its bot."""
     obs = np.asarray(observations).reshape(-1, OBS_SIZE)
     mask = np.asarray(action_masks).reshape(len(obs), -1)
-    playing = (obs[:, O_PHASE + L.PH_PLAY] > 0) & ~mask[:, BID_BASE:].any(axis=1)
-    opp_blind = (obs[:, O_BIDS + 16 + _BLIND] > 0) | (obs[:, O_BIDS + 48 + _BLIND] > 0)
-    return playing & opp_blind
+    bids = public_bids(obs)
+    opp_blind = (bids[:, 1] == L.BID_BLIND_NIL) | (bids[:, 3] == L.BID_BLIND_NIL)
+    return opp_blind & (obs[:, O_PHASE + L.PH_PLAY] > 0) & mask[:, :52].any(axis=1)
 
 
 class SearchDefencePolicy:
@@ -71,8 +69,8 @@ def act_search_defence(policies: list[SearchDefencePolicy], obs: np.ndarray, mas
 
 
 def search_bot_problem(name: Any) -> str | None:
-    """Why ``name`` cannot be a search-defence bot (not a bots registry name such as
-    ``search:samples=200``), or None if it can."""
+    """Why ``name`` cannot be a search-defence (or teacher) bot: not a bots registry name such
+    as ``search:samples=200``; None if it can."""
     from spades_env.bots import PolicyNameError, parse_policy_name
 
     if not isinstance(name, str):

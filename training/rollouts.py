@@ -47,7 +47,8 @@ import numpy as np
 
 from spades_env.core import layout as L
 from spades_env.core.actions import BID_BASE, NUM_ACTIONS
-from spades_env.observation import O_PHASE, public_bids
+from spades_env.observation import public_bids
+from spades_env.search_defence import search_bot_problem, searched_rows
 from training.config import ConfigError, config_to_dict, load_config
 from training.rules_family import load_family, validate_family
 
@@ -117,13 +118,9 @@ class RolloutConfig:
             ("workers", self.workers >= 1, "must be >= 1"),
             ("opponents", len(self.opponents) >= 1, "must name at least one opponent"),
         )
-        if self.teacher:
-            from spades_env.bots import PolicyNameError, parse_policy_name
-
-            try:
-                parse_policy_name(self.teacher)
-            except PolicyNameError as exc:
-                return "teacher", str(exc)
+        problem = search_bot_problem(self.teacher) if self.teacher else None
+        if problem:
+            return "teacher", problem
         for key, ok, why in checks:
             if not ok:
                 return key, why
@@ -197,8 +194,7 @@ def valued_rows(cfg: RolloutConfig, obs: np.ndarray, mask: np.ndarray) -> np.nda
     values: its bids, or its card plays with a choice after an opponent's Blind Nil."""
     if cfg.decisions == "bids":
         return mask[:, BID_BASE : BID_BASE + 14].any(axis=1)
-    cards = mask[:, :52].any(axis=1) & (obs[:, O_PHASE + L.PH_PLAY] > 0)
-    return _blind_nil(public_bids(obs))["opponents"] & cards & (mask.sum(axis=1) > 1)
+    return searched_rows(obs, mask) & (mask.sum(axis=1) > 1)
 
 
 def _blind_nil(bids: np.ndarray) -> dict[str, np.ndarray]:
@@ -449,12 +445,6 @@ def _chunk_job(args: tuple[RolloutConfig, int, int]) -> tuple[dict[str, np.ndarr
     return make_chunk(cfg, _TABLES[key], k, hands)
 
 
-def _one_thread() -> None:
-    import torch
-
-    torch.set_num_threads(1)
-
-
 def run(cfg: RolloutConfig, out: str | Path | None = None) -> Path:
     """Play, label and save every chunk (``cfg.workers`` processes); returns the data folder
     ``<out>/data``."""
@@ -479,7 +469,7 @@ def run(cfg: RolloutConfig, out: str | Path | None = None) -> Path:
     else:
         from multiprocessing import get_context
 
-        pool = get_context("spawn").Pool(min(cfg.workers, len(jobs)), initializer=_one_thread)
+        pool = get_context("spawn").Pool(min(cfg.workers, len(jobs)))
         done = pool.imap(_chunk_job, jobs)  # ordered
     try:
         for k, (part, info) in zip(todo, done, strict=True):
