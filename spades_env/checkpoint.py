@@ -168,6 +168,8 @@ def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
             )
         if "search_defence" in pol:
             _check_search_defence(mp, pol["search_defence"])
+        if "search_defence_against" in pol:
+            _check_search_against(mp, pol)
     return meta
 
 
@@ -178,6 +180,20 @@ def _check_search_defence(mp: Path, name: Any) -> None:
     problem = search_bot_problem(name)
     if problem:
         raise CheckpointError(f"{mp}: key 'policy.search_defence': {problem}")
+
+
+def _check_search_against(mp: Path, pol: dict[str, Any]) -> None:
+    """``policy.search_defence_against`` lists opponents' bids (``["blind_nil", "nil"]``) and
+    needs a ``policy.search_defence`` bot."""
+    from spades_env.search_defence import against_problem
+
+    problem = against_problem(pol["search_defence_against"])
+    if problem:
+        raise CheckpointError(f"{mp}: key 'policy.search_defence_against': {problem}")
+    if not pol.get("search_defence"):
+        raise CheckpointError(
+            f"{mp}: key 'policy.search_defence_against' needs a bot in 'policy.search_defence'"
+        )
 
 
 def load_meta(path: str | Path) -> dict[str, Any]:
@@ -528,7 +544,7 @@ def act_policies(
 
 
 # The repository's shipped policy for each number of players (named in the error above).
-_SHIPPED_FOR = {4: "checkpoints/spades_family_v6", 2: "checkpoints/spades_2p_v1"}
+_SHIPPED_FOR = {4: "checkpoints/spades_family_v7", 2: "checkpoints/spades_2p_v1"}
 
 
 def play_settings(
@@ -562,17 +578,21 @@ def load_policy(
     None: as the checkpoint's ``meta.json`` says (``policy.deterministic``, default false).
     A :class:`CheckpointPolicy`, or where ``meta.json`` names a ``policy.search_defence`` bot
     (and ``search_defence`` is true) a :class:`~spades_env.search_defence.SearchDefencePolicy`
-    around it (the bot plays the cards after an opponent's Blind Nil)."""
+    around it (the bot plays the cards after an opponent's bid listed in
+    ``policy.search_defence_against``, by default Blind Nil)."""
     actor, meta = _cached(path)
     deterministic = play_settings(path, meta, rules, deterministic)
     net = CheckpointPolicy(actor, seed=seed, deterministic=deterministic, name=str(path), meta=meta)
-    bot = (meta.get("policy") or {}).get("search_defence")
+    pol = meta.get("policy") or {}
+    bot = pol.get("search_defence")
     if not bot or not search_defence:
         return net
     from spades_env.bots import make_policy
-    from spades_env.search_defence import SearchDefencePolicy, search_seed
+    from spades_env.search_defence import DEFAULT_AGAINST, SearchDefencePolicy, search_seed
 
-    return SearchDefencePolicy(net, make_policy(bot, seed=search_seed(seed), rules=rules), name=str(path))
+    search = make_policy(bot, seed=search_seed(seed), rules=rules)
+    against = pol.get("search_defence_against", DEFAULT_AGAINST)
+    return SearchDefencePolicy(net, search, name=str(path), against=against)
 
 
 __all__ = [

@@ -1,14 +1,17 @@
-"""A checkpoint policy that searches its Blind Nil defence: a network everywhere, a search bot
-at its card plays after an opponent declared Blind Nil.
+"""A checkpoint policy that searches its Nil defence: a network everywhere, a search bot at its
+card plays after an opponent bid Blind Nil (or Nil).
 
-Setting an opponent's Blind Nil takes a line of play across the hand (force the Blind Nil
+Setting an opponent's Nil or Blind Nil takes a line of play across the hand (force the Nil
 bidder to win a trick its partner cannot cover); the trained networks defend about as well as
 L2 does, while L3 (``search:samples=200``, which samples deals consistent with what the seat
 knows and plays each candidate card out) sets many more of them. A checkpoint whose
 ``meta.json`` names a bot in ``policy.search_defence`` is loaded as a
 :class:`SearchDefencePolicy`: the network bids and plays every other card, the bot plays those
-cards. Both act on the seat's own observation only. ``benchmarks/search_defence.py`` measures
-what it is worth against the network alone on the same deals.
+cards. ``policy.search_defence_against`` lists the opponents' bids that bring the bot in:
+``["blind_nil"]`` (the default: ``spades_family_v6``) or ``["blind_nil", "nil"]``
+(``spades_family_v7``). Both act on the seat's own observation only.
+``benchmarks/search_defence.py`` measures what it is worth against the network alone on the
+same deals.
 """
 
 from __future__ import annotations
@@ -20,30 +23,65 @@ import numpy as np
 from spades_env.core import layout as L
 from spades_env.observation import O_PHASE, OBS_SIZE, public_bids
 
+DEFENDED_BIDS = {"blind_nil": L.BID_BLIND_NIL, "nil": 0}
+"""The names ``policy.search_defence_against`` may list, and the bid (as ``public_bids``
+reads it) each stands for."""
 
-def searched_rows(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+DEFAULT_AGAINST = ("blind_nil",)
+"""What a checkpoint's search defends against when its meta does not say (v6's meaning)."""
+
+
+def against_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a ``search_defence_against`` list (a non-empty list of distinct
+    names of :data:`DEFENDED_BIDS`); None if it can."""
+    known = ", ".join(repr(k) for k in DEFENDED_BIDS)
+    if not isinstance(value, (list, tuple)) or not value:
+        return f"expected a non-empty list of opponents' bids out of {known}, got {value!r}"
+    for name in value:
+        if name not in DEFENDED_BIDS:
+            return f"unknown bid {name!r}; known: {known}"
+    if len(set(value)) != len(value):
+        return f"a bid is listed twice in {list(value)!r}"
+    return None
+
+
+def _checked_against(against: Any) -> tuple[str, ...]:
+    problem = against_problem(against)
+    if problem:
+        raise ValueError(f"search defence against: {problem}")
+    return tuple(against)
+
+
+def searched_rows(
+    observations: np.ndarray, action_masks: np.ndarray, against: tuple[str, ...] | list[str] = DEFAULT_AGAINST
+) -> np.ndarray:
     """``bool [N]``: the rows that are card plays (trick play, a card in the mask) in a hand
-    where an opponent (relative seat 1 or 3) declared Blind Nil: the decisions a
+    where an opponent (relative seat 1 or 3) bid one of ``against`` (names of
+    :data:`DEFENDED_BIDS`; by default Blind Nil only): the decisions a
     :class:`SearchDefencePolicy` hands to its bot."""
     obs = np.asarray(observations).reshape(-1, OBS_SIZE)
     mask = np.asarray(action_masks).reshape(len(obs), -1)
     bids = public_bids(obs)
-    opp_blind = (bids[:, 1] == L.BID_BLIND_NIL) | (bids[:, 3] == L.BID_BLIND_NIL)
-    return opp_blind & (obs[:, O_PHASE + L.PH_PLAY] > 0) & mask[:, :52].any(axis=1)
+    wanted = np.array([DEFENDED_BIDS[name] for name in _checked_against(against)], dtype=bids.dtype)
+    opp = np.isin(bids[:, 1], wanted) | np.isin(bids[:, 3], wanted)
+    return opp & (obs[:, O_PHASE + L.PH_PLAY] > 0) & mask[:, :52].any(axis=1)
 
 
 class SearchDefencePolicy:
     """``net`` (a :class:`~spades_env.checkpoint.CheckpointPolicy`) everywhere, ``search`` (a
-    bot) at the card plays :func:`searched_rows` selects (Policy protocol)."""
+    bot) at the card plays :func:`searched_rows` selects for ``against`` (Policy protocol)."""
 
-    def __init__(self, net: Any, search: Any, name: str = "") -> None:
+    def __init__(
+        self, net: Any, search: Any, name: str = "", against: tuple[str, ...] | list[str] = DEFAULT_AGAINST
+    ) -> None:
         self.net, self.search = net, search
+        self.against = _checked_against(against)
         self.name = name or f"{getattr(net, 'name', 'network')}+search defence"
         self.meta = getattr(net, "meta", {})
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        """The bot's card after an opponent's Blind Nil, else the network's action."""
-        if searched_rows(observation, action_mask)[0]:
+        """The bot's card after an opponent's bid in ``against``, else the network's action."""
+        if searched_rows(observation, action_mask, self.against)[0]:
             return int(self.search.act(observation, action_mask))
         return int(self.net.act(observation, action_mask))
 
@@ -59,7 +97,11 @@ def act_search_defence(policies: list[SearchDefencePolicy], obs: np.ndarray, mas
     from spades_env.checkpoint import act_policies
 
     out = np.empty(len(policies), dtype=np.int64)
-    searched = searched_rows(obs, mask)
+    searched = np.zeros(len(policies), dtype=bool)
+    kinds = [p.against for p in policies]
+    for against in set(kinds):
+        rows = np.array([k == against for k in kinds])
+        searched[rows] = searched_rows(obs[rows], mask[rows], against)
     rows = np.flatnonzero(~searched)
     if rows.size:
         out[rows] = act_policies([policies[i].net for i in rows.tolist()], obs[rows], mask[rows])
@@ -87,4 +129,13 @@ def search_seed(seed: int | None) -> int | None:
     return None if seed is None else int(np.random.SeedSequence([int(seed), 0x5EA2C4]).generate_state(1)[0])
 
 
-__all__ = ["SearchDefencePolicy", "act_search_defence", "search_bot_problem", "search_seed", "searched_rows"]
+__all__ = [
+    "DEFAULT_AGAINST",
+    "DEFENDED_BIDS",
+    "SearchDefencePolicy",
+    "act_search_defence",
+    "against_problem",
+    "search_bot_problem",
+    "search_seed",
+    "searched_rows",
+]

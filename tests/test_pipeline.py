@@ -113,14 +113,17 @@ def test_export_with_search_defence_marks_the_exported_checkpoint(tmp_path):
     fast = "set: [tensorboard=false, eval_boards=0, progress=false]"
     p = tmp_path / "pipe.yaml"
     p.write_text(
-        f"runs: {tmp_path / 'runs'}\nexport: {tmp_path / 'policy'}\nsearch_defence: search:samples=20\nstages:\n"
+        f"runs: {tmp_path / 'runs'}\nexport: {tmp_path / 'policy'}\nsearch_defence: search:samples=20\n"
+        f"search_defence_against: [blind_nil, nil]\nstages:\n"
         f"  - {{name: a, kind: ppo, config: configs/train/smoke.yaml, updates: 1, {fast}}}\n"
     )
     final = run_pipeline(load_pipeline(p), log=lambda _: None)
     assert final == tmp_path / "policy"
     meta = json.loads((final / "meta.json").read_text())
     assert meta["policy"]["search_defence"] == "search:samples=20"
-    assert isinstance(load_policy(final, seed=0), SearchDefencePolicy)
+    assert meta["policy"]["search_defence_against"] == ["blind_nil", "nil"]
+    pol = load_policy(final, seed=0)
+    assert isinstance(pol, SearchDefencePolicy) and pol.against == ("blind_nil", "nil")
     stage = tmp_path / "runs" / "a" / "final"  # the stage's own checkpoint is left as trained
     assert "search_defence" not in (json.loads((stage / "meta.json").read_text()).get("policy") or {})
     assert isinstance(load_policy(stage, seed=0), CheckpointPolicy)
@@ -145,6 +148,11 @@ def test_committed_pipelines_load():
         ("stagez: []\n", r"unknown key 'stagez'"),
         ("export: x\nsearch_defence: nobody\nstages: []\n", r"'search_defence': unknown policy 'nobody'"),
         ("search_defence: search\nstages: []\n", r"'search_defence' marks the exported checkpoint"),
+        (
+            "export: x\nsearch_defence: search\nsearch_defence_against: [nil, trump]\nstages: []\n",
+            r"'search_defence_against': unknown bid 'trump'",
+        ),
+        ("export: x\nsearch_defence_against: [nil]\nstages: []\n", r"'search_defence_against' needs a bot"),
         (
             "stages:\n  - {name: a, kind: ppo, config: configs/train/smoke.yaml, init_from: b}\n",
             r"stages\[0\].*'init_from': 'b' is not an earlier bc or ppo stage",

@@ -122,3 +122,89 @@ def test_the_benchmark_factories_are_the_network_alone_and_the_hybrid(tmp_path):
     alone, hybrid = bench.SearchDefence(path)(4, None), bench.SearchDefence(path, "search:samples=20")(4, None)
     assert isinstance(alone, CheckpointPolicy)  # the checkpoint's own search_defence is left out
     assert isinstance(hybrid, SearchDefencePolicy) and hybrid.search.samples == 20
+    assert hybrid.against == ("blind_nil",)
+    both = bench.SearchDefence(path, "search:samples=20", ("blind_nil", "nil"))(4, None)
+    assert both.against == ("blind_nil", "nil") and "blind_nil/nil" in both.name
+
+
+# ---- against: which opponents' bids bring the bot in (policy.search_defence_against) ------------
+
+
+def _rows_of_a_game(rules, seed, steps=200):
+    l2 = resolve_policy("heuristic", 0, rules)
+    game = SpadesGame(rules, seed=seed)
+    rows = []
+    for _ in range(steps):
+        obs, mask = game.observe()
+        rows.append((obs, mask))
+        if game.step(l2.act(obs, mask)).terminated:
+            break
+    return np.stack([o for o, _ in rows]), np.stack([m for _, m in rows])
+
+
+def test_searched_rows_against_nil_add_the_card_plays_after_an_opponents_nil():
+    obs, mask = _rows_of_a_game(load_family([{"base": "house"}])[0], 5, 600)  # L2 bids Nil and Blind Nil
+    bids = public_bids(obs)
+    play = (obs[:, O_PHASE + L.PH_PLAY] > 0) & ~mask[:, 52:].any(axis=1)
+    opp_nil = (bids[:, 1] == 0) | (bids[:, 3] == 0)
+    opp_blind = (bids[:, 1] == L.BID_BLIND_NIL) | (bids[:, 3] == L.BID_BLIND_NIL)
+    both = searched_rows(obs, mask, ["blind_nil", "nil"])
+    assert both.tolist() == (play & (opp_nil | opp_blind)).tolist()
+    assert searched_rows(obs, mask, ("nil",)).tolist() == (play & opp_nil).tolist()
+    assert searched_rows(obs, mask).tolist() == (play & opp_blind).tolist()  # the default: Blind Nil
+    assert (play & opp_nil & ~opp_blind).any() and (play & opp_blind & ~opp_nil).any()  # both kinds met
+
+
+@pytest.mark.parametrize(
+    "bad, words",
+    [([], "non-empty list"), ("nil", "non-empty list"), (["nil", "bid 3"], "unknown bid 'bid 3'"), (["nil", "nil"], "twice")],
+)
+def test_a_bad_against_list_is_a_clear_error(tmp_path, bad, words):
+    with pytest.raises(ValueError, match=words):
+        SearchDefencePolicy(None, None, against=bad)
+    path = _with_search(tmp_path)
+    meta = json.loads((path / "meta.json").read_text())
+    meta["policy"]["search_defence_against"] = bad
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=f"policy.search_defence_against': .*{words}"):
+        load_policy(path)
+
+
+def test_against_needs_a_search_defence_bot(tmp_path):
+    path = _with_search(tmp_path)
+    meta = json.loads((path / "meta.json").read_text())
+    del meta["policy"]["search_defence"]
+    meta["policy"]["search_defence_against"] = ["nil"]
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="needs a bot in 'policy.search_defence'"):
+        load_policy(path)
+
+
+def test_policies_defending_different_bids_decide_together_as_alone():
+    from spades_env.search_defence import act_search_defence
+
+    rules = load_family([{"base": "house"}])[0]
+    obs, mask = _rows_of_a_game(rules, 5, 600)
+    net = load_policy(V5, seed=1, rules=rules)
+
+    def make(against):
+        return SearchDefencePolicy(net, resolve_policy("search:samples=8", 5, rules), against=against)
+
+    kinds = [("blind_nil",), ("blind_nil", "nil"), ("nil",)]
+    alone = [make(kinds[i % 3]) for i in range(len(obs))]
+    want = np.array([p.act(o, m) for p, o, m in zip(alone, obs, mask, strict=True)])
+    together = [make(kinds[i % 3]) for i in range(len(obs))]
+    got = act_search_defence(together, obs, mask)
+    assert got.tolist() == want.tolist()
+
+
+def test_batched_play_against_nil_is_its_serial_play(tmp_path):
+    path = _with_search(tmp_path)
+    meta = json.loads((path / "meta.json").read_text())
+    meta["policy"]["search_defence_against"] = ["blind_nil", "nil"]
+    (path / "meta.json").write_text(json.dumps(meta))
+    rules = load_family([{"base": "house"}])[0]
+    a = run_duplicate((str(path),) * 2, ("heuristic", "heuristic"), 2, seed=3, rules=rules, batched=True)
+    b = run_duplicate((str(path),) * 2, ("heuristic", "heuristic"), 2, seed=3, rules=rules, batched=False)
+    hands = [[(h.bids, h.tricks) for board in r for _, run in board.runs for h in run.hands] for r in (a, b)]
+    assert hands[0] == hands[1] and any(0 in bids for bids, _ in hands[0])

@@ -12,6 +12,8 @@ run folder ``<runs>/<name>``::
     search_defence: ""             # optional (with export): a bot named in the export's
                                    #   meta.json policy.search_defence (spades_env.search_defence:
                                    #   it plays the cards after an opponent's Blind Nil)
+    search_defence_against: []     # optional (with search_defence): the opponents' bids it
+                                   #   defends, e.g. [blind_nil, nil] (default [blind_nil])
     stages:
       - name: bc                   # behaviour cloning (training.bc)
         kind: bc
@@ -82,7 +84,7 @@ from training.config import ConfigError, config_to_dict
 KINDS = ("bc", "ppo", "rollouts")
 TRAINED = ("bc", "ppo")  # the kinds whose stages end in a checkpoint
 STAGE_KEYS = ("name", "kind", "config", "init_from", "play_by", "data_from", "updates", "stop_at", "set")
-TOP_KEYS = ("runs", "export", "search_defence", "stages")
+TOP_KEYS = ("runs", "export", "search_defence", "search_defence_against", "stages")
 DONE = "stage.json"
 
 
@@ -106,6 +108,7 @@ class Pipeline:
     stages: tuple[Stage, ...]
     where: str
     search_defence: str = ""
+    search_defence_against: tuple[str, ...] = ()
 
 
 def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
@@ -138,6 +141,15 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
             raise ConfigError(f"{where}: key 'search_defence': {problem}")
         if not export:
             raise ConfigError(f"{where}: key 'search_defence' marks the exported checkpoint: set 'export' too")
+    against = data.get("search_defence_against")
+    if against is not None:
+        from spades_env.search_defence import against_problem
+
+        problem = against_problem(against)
+        if problem:
+            raise ConfigError(f"{where}: key 'search_defence_against': {problem}")
+        if not search_defence:
+            raise ConfigError(f"{where}: key 'search_defence_against' needs a bot in 'search_defence'")
     raw = data.get("stages")
     if not isinstance(raw, list) or not raw:
         raise ConfigError(f"{where}: key 'stages' must be a non-empty list of stages")
@@ -203,7 +215,7 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
         if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
             raise ConfigError(f"{at}: key 'set' must be a list of key=value strings, got {sets!r}")
         stages.append(Stage(name, kind, config, init_from, updates, tuple(sets), stop_at, play_by, tuple(data_from)))
-    return Pipeline(Path(root), export, tuple(stages), where, search_defence)
+    return Pipeline(Path(root), export, tuple(stages), where, search_defence, tuple(against or ()))
 
 
 def _stage_source(pl: Pipeline, init_from: str) -> Path:
@@ -319,6 +331,8 @@ def run_pipeline(pl: Pipeline, only: str | None = None, log=print) -> Path:
             meta_path = dst / "meta.json"
             meta = json.loads(meta_path.read_text())
             meta["policy"] = {**(meta.get("policy") or {}), "search_defence": pl.search_defence}
+            if pl.search_defence_against:
+                meta["policy"]["search_defence_against"] = list(pl.search_defence_against)
             meta_path.write_text(json.dumps(meta, indent=2) + "\n")
         log(f"exported {final} to {dst}" + (f" (search_defence: {pl.search_defence})" if pl.search_defence else ""))
         final = dst
