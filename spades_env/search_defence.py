@@ -38,7 +38,7 @@ def against_problem(value: Any) -> str | None:
     if not isinstance(value, (list, tuple)) or not value:
         return f"expected a non-empty list of opponents' bids out of {known}, got {value!r}"
     for name in value:
-        if name not in DEFENDED_BIDS:
+        if not isinstance(name, str) or name not in DEFENDED_BIDS:
             return f"unknown bid {name!r}; known: {known}"
     if len(set(value)) != len(value):
         return f"a bid is listed twice in {list(value)!r}"

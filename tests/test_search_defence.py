@@ -157,7 +157,7 @@ def test_searched_rows_against_nil_add_the_card_plays_after_an_opponents_nil():
 
 @pytest.mark.parametrize(
     "bad, words",
-    [([], "non-empty list"), ("nil", "non-empty list"), (["nil", "bid 3"], "unknown bid 'bid 3'"), (["nil", "nil"], "twice")],
+    [([], "non-empty list"), ("nil", "non-empty list"), (["nil", "bid 3"], "unknown bid 'bid 3'"), ([["nil"]], "unknown bid"), (["nil", "nil"], "twice")],
 )
 def test_a_bad_against_list_is_a_clear_error(tmp_path, bad, words):
     with pytest.raises(ValueError, match=words):
