@@ -166,34 +166,19 @@ def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
             raise CheckpointError(
                 f"{mp}: key 'policy.deterministic' must be true or false, got {pol['deterministic']!r}"
             )
-        if "search_defence" in pol:
-            _check_search_defence(mp, pol["search_defence"])
-        if "search_defence_against" in pol:
-            _check_search_against(mp, pol)
+        _check_search_defence(mp, pol)
     return meta
 
 
-def _check_search_defence(mp: Path, name: Any) -> None:
-    """``policy.search_defence`` must be a bots registry name (``search:samples=200``)."""
-    from spades_env.search_defence import search_bot_problem
+def _check_search_defence(mp: Path, pol: dict[str, Any]) -> None:
+    """``policy.search_defence`` must be a bots registry name (``search:samples=200``) and
+    ``policy.search_defence_against`` a list of opponents' bids (``["blind_nil", "nil"]``)
+    that needs that bot."""
+    from spades_env.search_defence import search_defence_problem
 
-    problem = search_bot_problem(name)
+    problem = search_defence_problem(pol.get("search_defence"), pol.get("search_defence_against"), "policy.")
     if problem:
-        raise CheckpointError(f"{mp}: key 'policy.search_defence': {problem}")
-
-
-def _check_search_against(mp: Path, pol: dict[str, Any]) -> None:
-    """``policy.search_defence_against`` lists opponents' bids (``["blind_nil", "nil"]``) and
-    needs a ``policy.search_defence`` bot."""
-    from spades_env.search_defence import against_problem
-
-    problem = against_problem(pol["search_defence_against"])
-    if problem:
-        raise CheckpointError(f"{mp}: key 'policy.search_defence_against': {problem}")
-    if not pol.get("search_defence"):
-        raise CheckpointError(
-            f"{mp}: key 'policy.search_defence_against' needs a bot in 'policy.search_defence'"
-        )
+        raise CheckpointError(f"{mp}: {problem}")
 
 
 def load_meta(path: str | Path) -> dict[str, Any]:

@@ -59,10 +59,19 @@ def searched_rows(
     where an opponent (relative seat 1 or 3) bid one of ``against`` (names of
     :data:`DEFENDED_BIDS`; by default Blind Nil only): the decisions a
     :class:`SearchDefencePolicy` hands to its bot."""
+    return _rows_after(observations, action_masks, _bids_of(_checked_against(against)))
+
+
+def _bids_of(against: tuple[str, ...]) -> np.ndarray:
+    """The bids (as ``public_bids`` reads them) of a checked ``against``."""
+    return np.array([DEFENDED_BIDS[name] for name in against], dtype=np.int64)
+
+
+def _rows_after(observations: np.ndarray, action_masks: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """:func:`searched_rows` for the opponents' bids ``wanted`` (already checked)."""
     obs = np.asarray(observations).reshape(-1, OBS_SIZE)
     mask = np.asarray(action_masks).reshape(len(obs), -1)
     bids = public_bids(obs)
-    wanted = np.array([DEFENDED_BIDS[name] for name in _checked_against(against)], dtype=bids.dtype)
     opp = np.isin(bids[:, 1], wanted) | np.isin(bids[:, 3], wanted)
     return opp & (obs[:, O_PHASE + L.PH_PLAY] > 0) & mask[:, :52].any(axis=1)
 
@@ -76,12 +85,13 @@ class SearchDefencePolicy:
     ) -> None:
         self.net, self.search = net, search
         self.against = _checked_against(against)
+        self._wanted = _bids_of(self.against)
         self.name = name or f"{getattr(net, 'name', 'network')}+search defence"
         self.meta = getattr(net, "meta", {})
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The bot's card after an opponent's bid in ``against``, else the network's action."""
-        if searched_rows(observation, action_mask, self.against)[0]:
+        if _rows_after(observation, action_mask, self._wanted)[0]:
             return int(self.search.act(observation, action_mask))
         return int(self.net.act(observation, action_mask))
 
@@ -101,7 +111,7 @@ def act_search_defence(policies: list[SearchDefencePolicy], obs: np.ndarray, mas
     kinds = [p.against for p in policies]
     for against in set(kinds):
         rows = np.array([k == against for k in kinds])
-        searched[rows] = searched_rows(obs[rows], mask[rows], against)
+        searched[rows] = _rows_after(obs[rows], mask[rows], policies[kinds.index(against)]._wanted)
     rows = np.flatnonzero(~searched)
     if rows.size:
         out[rows] = act_policies([policies[i].net for i in rows.tolist()], obs[rows], mask[rows])
@@ -124,6 +134,24 @@ def search_bot_problem(name: Any) -> str | None:
     return None
 
 
+def search_defence_problem(bot: Any, against: Any = None, prefix: str = "") -> str | None:
+    """Why a search defence setting cannot be used: ``bot`` (None: not given) must be a bots
+    registry name, ``against`` (None: not given) a list for :func:`against_problem` that needs
+    a bot. The message names the key at fault (``prefix`` before the key names, as
+    ``policy.`` in a checkpoint's ``meta.json``); None if the setting can be used."""
+    if bot is not None:
+        problem = search_bot_problem(bot)
+        if problem:
+            return f"key '{prefix}search_defence': {problem}"
+    if against is not None:
+        problem = against_problem(against)
+        if problem:
+            return f"key '{prefix}search_defence_against': {problem}"
+        if not bot:
+            return f"key '{prefix}search_defence_against' needs a bot in '{prefix}search_defence'"
+    return None
+
+
 def search_seed(seed: int | None) -> int | None:
     """The bot's seed from the policy's (its own stream, not the network's)."""
     return None if seed is None else int(np.random.SeedSequence([int(seed), 0x5EA2C4]).generate_state(1)[0])
@@ -136,6 +164,7 @@ __all__ = [
     "act_search_defence",
     "against_problem",
     "search_bot_problem",
+    "search_defence_problem",
     "search_seed",
     "searched_rows",
 ]

@@ -133,23 +133,14 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
     if not isinstance(export, str):
         raise ConfigError(f"{where}: key 'export' must be a folder path, got {export!r}")
     search_defence = data.get("search_defence") or ""
-    if search_defence:
-        from spades_env.search_defence import search_bot_problem
-
-        problem = search_bot_problem(search_defence)
-        if problem:
-            raise ConfigError(f"{where}: key 'search_defence': {problem}")
-        if not export:
-            raise ConfigError(f"{where}: key 'search_defence' marks the exported checkpoint: set 'export' too")
     against = data.get("search_defence_against")
-    if against is not None:
-        from spades_env.search_defence import against_problem
+    from spades_env.search_defence import search_defence_problem
 
-        problem = against_problem(against)
-        if problem:
-            raise ConfigError(f"{where}: key 'search_defence_against': {problem}")
-        if not search_defence:
-            raise ConfigError(f"{where}: key 'search_defence_against' needs a bot in 'search_defence'")
+    problem = search_defence_problem(search_defence or None, against)
+    if problem:
+        raise ConfigError(f"{where}: {problem}")
+    if search_defence and not export:
+        raise ConfigError(f"{where}: key 'search_defence' marks the exported checkpoint: set 'export' too")
     raw = data.get("stages")
     if not isinstance(raw, list) or not raw:
         raise ConfigError(f"{where}: key 'stages' must be a non-empty list of stages")
