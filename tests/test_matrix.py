@@ -58,3 +58,25 @@ def test_matrix_command_errors(capsys):
     assert main(["matrix", "heuristic", "--rules", "tournament", "tournament"]) == 2
     assert "same label" in capsys.readouterr().err
     assert main(["matrix", "heuristic", "--games", "0"]) == 2
+
+
+def test_matrix_workers_default_to_the_available_cpus(monkeypatch, capsys):
+    import os
+
+    import spades_env.arena.matrix as matrix_mod
+    from spades_env.arena.duplicate import available_cpus
+
+    assert 1 <= available_cpus() <= (os.cpu_count() or 1)
+    seen = []
+
+    def fake_run_matrix(policy, games, rules, **kw):
+        seen.append(kw["workers"])
+        return []
+
+    monkeypatch.setattr(matrix_mod, "run_matrix", fake_run_matrix)
+    monkeypatch.setattr(matrix_mod, "available_cpus", lambda: 5)
+    assert main(["matrix", "heuristic", "--games", "2", "--no-progress"]) == 0
+    assert main(["matrix", "heuristic", "--games", "2", "--workers", "3", "--no-progress"]) == 0
+    assert seen == [5, 3]
+    assert main(["matrix", "heuristic", "--workers", "0"]) == 2
+    assert "--workers must be an integer of at least 1" in capsys.readouterr().err

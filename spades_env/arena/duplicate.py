@@ -143,6 +143,15 @@ def play_board(job: BoardJob) -> BoardResult:
     return BoardResult(key=job.key, runs=runs)
 
 
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system reports one): the
+    default number of workers of the commands that use every core (``spades matrix``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity on this system (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
+
+
 def _pool_context() -> mp.context.BaseContext:
     # fork is fast and safe here (workers only run numba code and policies); spawn elsewhere.
     method = "fork" if "fork" in mp.get_all_start_methods() and os.name == "posix" else "spawn"

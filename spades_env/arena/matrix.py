@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from spades_env.arena import report
+from spades_env.arena.duplicate import available_cpus
 from spades_env.arena.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, add_matchup_arguments, run_gauntlet
 from spades_env.arena.match import FORMATS, check_policy_name
 from spades_env.core.rules import RulesConfig, load_rules
@@ -207,7 +208,12 @@ def register(subparsers: Any) -> None:
         "--format", dest="fmt", choices=FORMATS, default="game", help="unit of play (default game)"
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and policies (default 0)")
-    p.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help=f"processes (default: the CPUs this process may use, here {available_cpus()}; the same results)",
+    )
     p.add_argument("--max-hands", type=int, default=None, help="override every rules' hand cap per game")
     p.add_argument("--out", type=Path, default=None, help="folder for matrix.json and matrix.png")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -217,7 +223,7 @@ def register(subparsers: Any) -> None:
 def cmd_matrix(args: argparse.Namespace) -> int:
     """Run ``spades matrix``."""
     check_int(args.seed, "--seed", 0)
-    check_count(args.workers, "--workers")
+    workers = available_cpus() if args.workers is None else check_count(args.workers, "--workers")
     check_count(args.games, "--games")
     if args.out is not None:
         check_output_dir(args.out, "--out")
@@ -241,7 +247,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         partner=args.partner or None,
         fmt=args.fmt,
         seed=args.seed,
-        workers=args.workers,
+        workers=workers,
         progress=not args.no_progress,
     )
     for e in entries:
