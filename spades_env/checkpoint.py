@@ -171,12 +171,14 @@ def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
 
 
 def _check_search_defence(mp: Path, pol: dict[str, Any]) -> None:
-    """``policy.search_defence`` must be a bots registry name (``search:samples=200``) and
-    ``policy.search_defence_against`` a list of opponents' bids (``["blind_nil", "nil"]``)
-    that needs that bot."""
+    """``policy.search_defence`` must be a bots registry name (``search:samples=200``),
+    ``policy.search_defence_against`` a list of opponents' bids (``["blind_nil", "nil"]``) and
+    ``policy.search_defence_cover`` one of the partner's bids, both needing that bot."""
     from spades_env.search_defence import search_defence_problem
 
-    problem = search_defence_problem(pol.get("search_defence"), pol.get("search_defence_against"), "policy.")
+    problem = search_defence_problem(
+        pol.get("search_defence"), pol.get("search_defence_against"), "policy.", pol.get("search_defence_cover")
+    )
     if problem:
         raise CheckpointError(f"{mp}: {problem}")
 
@@ -529,7 +531,7 @@ def act_policies(
 
 
 # The repository's shipped policy for each number of players (named in the error above).
-_SHIPPED_FOR = {4: "checkpoints/spades_family_v7", 2: "checkpoints/spades_2p_v1"}
+_SHIPPED_FOR = {4: "checkpoints/spades_family_v8", 2: "checkpoints/spades_2p_v1"}
 
 
 def play_settings(
@@ -564,7 +566,8 @@ def load_policy(
     A :class:`CheckpointPolicy`, or where ``meta.json`` names a ``policy.search_defence`` bot
     (and ``search_defence`` is true) a :class:`~spades_env.search_defence.SearchDefencePolicy`
     around it (the bot plays the cards after an opponent's bid listed in
-    ``policy.search_defence_against``, by default Blind Nil)."""
+    ``policy.search_defence_against``, by default Blind Nil, and after the partner's bid listed
+    in ``policy.search_defence_cover``, by default none)."""
     actor, meta = _cached(path)
     deterministic = play_settings(path, meta, rules, deterministic)
     net = CheckpointPolicy(actor, seed=seed, deterministic=deterministic, name=str(path), meta=meta)
@@ -573,11 +576,12 @@ def load_policy(
     if not bot or not search_defence:
         return net
     from spades_env.bots import make_policy
-    from spades_env.search_defence import DEFAULT_AGAINST, SearchDefencePolicy, search_seed
+    from spades_env.search_defence import DEFAULT_AGAINST, DEFAULT_COVER, SearchDefencePolicy, search_seed
 
     search = make_policy(bot, seed=search_seed(seed), rules=rules)
     against = pol.get("search_defence_against", DEFAULT_AGAINST)
-    return SearchDefencePolicy(net, search, name=str(path), against=against)
+    cover = pol.get("search_defence_cover", DEFAULT_COVER)
+    return SearchDefencePolicy(net, search, name=str(path), against=against, cover=cover)
 
 
 __all__ = [

@@ -1,5 +1,5 @@
 """A checkpoint policy that searches its Nil defence: a network everywhere, a search bot at its
-card plays after an opponent bid Blind Nil (or Nil).
+card plays after an opponent bid Blind Nil (or Nil), and, where asked, after its partner bid Nil.
 
 Setting an opponent's Nil or Blind Nil takes a line of play across the hand (force the Nil
 bidder to win a trick its partner cannot cover); the trained networks defend about as well as
@@ -9,7 +9,9 @@ knows and plays each candidate card out) sets many more of them. A checkpoint wh
 :class:`SearchDefencePolicy`: the network bids and plays every other card, the bot plays those
 cards. ``policy.search_defence_against`` lists the opponents' bids that bring the bot in:
 ``["blind_nil"]`` (the default: ``spades_family_v6``) or ``["blind_nil", "nil"]``
-(``spades_family_v7``). Both act on the seat's own observation only.
+(``spades_family_v7``). ``policy.search_defence_cover`` lists the partner's bids after which the
+bot plays too (covering the partner's Nil: ``["nil", "blind_nil"]`` in ``spades_family_v8``;
+by default none). Both act on the seat's own observation only.
 ``benchmarks/search_defence.py`` measures what it is worth against the network alone on the
 same deals.
 """
@@ -30,13 +32,16 @@ reads it) each stands for."""
 DEFAULT_AGAINST = ("blind_nil",)
 """What a checkpoint's search defends against when its meta does not say (v6's meaning)."""
 
+DEFAULT_COVER: tuple[str, ...] = ()
+"""The partner's bids a checkpoint's search covers when its meta does not say: none (v6, v7)."""
+
 
 def against_problem(value: Any) -> str | None:
-    """Why ``value`` cannot be a ``search_defence_against`` list (a non-empty list of distinct
-    names of :data:`DEFENDED_BIDS`); None if it can."""
+    """Why ``value`` cannot be a ``search_defence_against`` (or ``search_defence_cover``) list: a
+    non-empty list of distinct names of :data:`DEFENDED_BIDS`; None if it can."""
     known = ", ".join(repr(k) for k in DEFENDED_BIDS)
     if not isinstance(value, (list, tuple)) or not value:
-        return f"expected a non-empty list of opponents' bids out of {known}, got {value!r}"
+        return f"expected a non-empty list of bids out of {known}, got {value!r}"
     for name in value:
         if not isinstance(name, str) or name not in DEFENDED_BIDS:
             return f"unknown bid {name!r}; known: {known}"
@@ -45,21 +50,32 @@ def against_problem(value: Any) -> str | None:
     return None
 
 
-def _checked_against(against: Any) -> tuple[str, ...]:
+def _checked_against(against: Any, what: str = "against") -> tuple[str, ...]:
     problem = against_problem(against)
     if problem:
-        raise ValueError(f"search defence against: {problem}")
+        raise ValueError(f"search defence {what}: {problem}")
     return tuple(against)
 
 
+def _checked_cover(cover: Any) -> tuple[str, ...]:
+    """A checked ``cover`` list; the empty list (the default) covers nothing."""
+    if isinstance(cover, (list, tuple)) and not cover:
+        return ()
+    return _checked_against(cover, "cover")
+
+
 def searched_rows(
-    observations: np.ndarray, action_masks: np.ndarray, against: tuple[str, ...] | list[str] = DEFAULT_AGAINST
+    observations: np.ndarray,
+    action_masks: np.ndarray,
+    against: tuple[str, ...] | list[str] = DEFAULT_AGAINST,
+    cover: tuple[str, ...] | list[str] = DEFAULT_COVER,
 ) -> np.ndarray:
     """``bool [N]``: the rows that are card plays (trick play, a card in the mask) in a hand
     where an opponent (relative seat 1 or 3) bid one of ``against`` (names of
-    :data:`DEFENDED_BIDS`; by default Blind Nil only): the decisions a
-    :class:`SearchDefencePolicy` hands to its bot."""
-    return _rows_after(observations, action_masks, _bids_of(_checked_against(against)))
+    :data:`DEFENDED_BIDS`; by default Blind Nil only) or the partner (relative seat 2) one of
+    ``cover`` (by default none): the decisions a :class:`SearchDefencePolicy` hands to its bot."""
+    wanted = _bids_of(_checked_against(against))
+    return _rows_after(observations, action_masks, wanted, _bids_of(_checked_cover(cover)))
 
 
 def _bids_of(against: tuple[str, ...]) -> np.ndarray:
@@ -67,31 +83,42 @@ def _bids_of(against: tuple[str, ...]) -> np.ndarray:
     return np.array([DEFENDED_BIDS[name] for name in against], dtype=np.int64)
 
 
-def _rows_after(observations: np.ndarray, action_masks: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """:func:`searched_rows` for the opponents' bids ``wanted`` (already checked)."""
+def _rows_after(
+    observations: np.ndarray, action_masks: np.ndarray, wanted: np.ndarray, covered: np.ndarray
+) -> np.ndarray:
+    """:func:`searched_rows` for the opponents' bids ``wanted`` and the partner's bids
+    ``covered`` (already checked)."""
     obs = np.asarray(observations).reshape(-1, OBS_SIZE)
     mask = np.asarray(action_masks).reshape(len(obs), -1)
     bids = public_bids(obs)
-    opp = np.isin(bids[:, 1], wanted) | np.isin(bids[:, 3], wanted)
-    return opp & (obs[:, O_PHASE + L.PH_PLAY] > 0) & mask[:, :52].any(axis=1)
+    hit = np.isin(bids[:, 1], wanted) | np.isin(bids[:, 3], wanted) | np.isin(bids[:, 2], covered)
+    return hit & (obs[:, O_PHASE + L.PH_PLAY] > 0) & mask[:, :52].any(axis=1)
 
 
 class SearchDefencePolicy:
     """``net`` (a :class:`~spades_env.checkpoint.CheckpointPolicy`) everywhere, ``search`` (a
-    bot) at the card plays :func:`searched_rows` selects for ``against`` (Policy protocol)."""
+    bot) at the card plays :func:`searched_rows` selects for ``against`` and ``cover`` (Policy
+    protocol)."""
 
     def __init__(
-        self, net: Any, search: Any, name: str = "", against: tuple[str, ...] | list[str] = DEFAULT_AGAINST
+        self,
+        net: Any,
+        search: Any,
+        name: str = "",
+        against: tuple[str, ...] | list[str] = DEFAULT_AGAINST,
+        cover: tuple[str, ...] | list[str] = DEFAULT_COVER,
     ) -> None:
         self.net, self.search = net, search
         self.against = _checked_against(against)
-        self._wanted = _bids_of(self.against)
+        self.cover = _checked_cover(cover)
+        self._wanted, self._covered = _bids_of(self.against), _bids_of(self.cover)
         self.name = name or f"{getattr(net, 'name', 'network')}+search defence"
         self.meta = getattr(net, "meta", {})
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        """The bot's card after an opponent's bid in ``against``, else the network's action."""
-        if _rows_after(observation, action_mask, self._wanted)[0]:
+        """The bot's card after an opponent's bid in ``against`` or the partner's in ``cover``,
+        else the network's action."""
+        if _rows_after(observation, action_mask, self._wanted, self._covered)[0]:
             return int(self.search.act(observation, action_mask))
         return int(self.net.act(observation, action_mask))
 
@@ -108,10 +135,11 @@ def act_search_defence(policies: list[SearchDefencePolicy], obs: np.ndarray, mas
 
     out = np.empty(len(policies), dtype=np.int64)
     searched = np.zeros(len(policies), dtype=bool)
-    kinds = [p.against for p in policies]
-    for against in set(kinds):
-        rows = np.array([k == against for k in kinds])
-        searched[rows] = _rows_after(obs[rows], mask[rows], policies[kinds.index(against)]._wanted)
+    kinds = [(p.against, p.cover) for p in policies]
+    for kind in set(kinds):
+        rows = np.array([k == kind for k in kinds])
+        first = policies[kinds.index(kind)]
+        searched[rows] = _rows_after(obs[rows], mask[rows], first._wanted, first._covered)
     rows = np.flatnonzero(~searched)
     if rows.size:
         out[rows] = act_policies([policies[i].net for i in rows.tolist()], obs[rows], mask[rows])
@@ -134,21 +162,24 @@ def search_bot_problem(name: Any) -> str | None:
     return None
 
 
-def search_defence_problem(bot: Any, against: Any = None, prefix: str = "") -> str | None:
+def search_defence_problem(bot: Any, against: Any = None, prefix: str = "", cover: Any = None) -> str | None:
     """Why a search defence setting cannot be used: ``bot`` (None: not given) must be a bots
-    registry name, ``against`` (None: not given) a list for :func:`against_problem` that needs
-    a bot. The message names the key at fault (``prefix`` before the key names, as
-    ``policy.`` in a checkpoint's ``meta.json``); None if the setting can be used."""
+    registry name, ``against`` and ``cover`` (None: not given) lists for
+    :func:`against_problem` that need a bot. The message names the key at fault (``prefix``
+    before the key names, as ``policy.`` in a checkpoint's ``meta.json``); None if the setting
+    can be used."""
     if bot is not None:
         problem = search_bot_problem(bot)
         if problem:
             return f"key '{prefix}search_defence': {problem}"
-    if against is not None:
-        problem = against_problem(against)
+    for key, value in (("search_defence_against", against), ("search_defence_cover", cover)):
+        if value is None:
+            continue
+        problem = against_problem(value)
         if problem:
-            return f"key '{prefix}search_defence_against': {problem}"
+            return f"key '{prefix}{key}': {problem}"
         if not bot:
-            return f"key '{prefix}search_defence_against' needs a bot in '{prefix}search_defence'"
+            return f"key '{prefix}{key}' needs a bot in '{prefix}search_defence'"
     return None
 
 
@@ -159,6 +190,7 @@ def search_seed(seed: int | None) -> int | None:
 
 __all__ = [
     "DEFAULT_AGAINST",
+    "DEFAULT_COVER",
     "DEFENDED_BIDS",
     "SearchDefencePolicy",
     "act_search_defence",

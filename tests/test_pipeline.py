@@ -114,7 +114,7 @@ def test_export_with_search_defence_marks_the_exported_checkpoint(tmp_path):
     p = tmp_path / "pipe.yaml"
     p.write_text(
         f"runs: {tmp_path / 'runs'}\nexport: {tmp_path / 'policy'}\nsearch_defence: search:samples=20\n"
-        f"search_defence_against: [blind_nil, nil]\nstages:\n"
+        f"search_defence_against: [blind_nil, nil]\nsearch_defence_cover: [nil, blind_nil]\nstages:\n"
         f"  - {{name: a, kind: ppo, config: configs/train/smoke.yaml, updates: 1, {fast}}}\n"
     )
     final = run_pipeline(load_pipeline(p), log=lambda _: None)
@@ -122,11 +122,23 @@ def test_export_with_search_defence_marks_the_exported_checkpoint(tmp_path):
     meta = json.loads((final / "meta.json").read_text())
     assert meta["policy"]["search_defence"] == "search:samples=20"
     assert meta["policy"]["search_defence_against"] == ["blind_nil", "nil"]
+    assert meta["policy"]["search_defence_cover"] == ["nil", "blind_nil"]
     pol = load_policy(final, seed=0)
     assert isinstance(pol, SearchDefencePolicy) and pol.against == ("blind_nil", "nil")
+    assert pol.cover == ("nil", "blind_nil")
     stage = tmp_path / "runs" / "a" / "final"  # the stage's own checkpoint is left as trained
     assert "search_defence" not in (json.loads((stage / "meta.json").read_text()).get("policy") or {})
     assert isinstance(load_policy(stage, seed=0), CheckpointPolicy)
+
+
+def test_the_committed_pipeline_marks_its_export_as_the_shipped_policy():
+    from spades_env.checkpoint import _SHIPPED_FOR, load_meta
+
+    pl = load_pipeline(ROOT / "configs" / "train" / "pipeline.yaml")
+    shipped = load_meta(ROOT / _SHIPPED_FOR[4])["policy"]
+    assert pl.search_defence == shipped["search_defence"]
+    assert list(pl.search_defence_against) == shipped["search_defence_against"]
+    assert list(pl.search_defence_cover) == shipped["search_defence_cover"]
 
 
 def test_committed_pipelines_load():
@@ -153,6 +165,11 @@ def test_committed_pipelines_load():
             r"'search_defence_against': unknown bid 'trump'",
         ),
         ("export: x\nsearch_defence_against: [nil]\nstages: []\n", r"'search_defence_against' needs a bot"),
+        (
+            "export: x\nsearch_defence: search\nsearch_defence_cover: [nil, nil]\nstages: []\n",
+            r"'search_defence_cover': a bid is listed twice",
+        ),
+        ("export: x\nsearch_defence_cover: [nil]\nstages: []\n", r"'search_defence_cover' needs a bot"),
         (
             "stages:\n  - {name: a, kind: ppo, config: configs/train/smoke.yaml, init_from: b}\n",
             r"stages\[0\].*'init_from': 'b' is not an earlier bc or ppo stage",

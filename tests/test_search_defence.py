@@ -208,3 +208,72 @@ def test_batched_play_against_nil_is_its_serial_play(tmp_path):
     b = run_duplicate((str(path),) * 2, ("heuristic", "heuristic"), 2, seed=3, rules=rules, batched=False)
     hands = [[(h.bids, h.tricks) for board in r for _, run in board.runs for h in run.hands] for r in (a, b)]
     assert hands[0] == hands[1] and any(0 in bids for bids, _ in hands[0])
+
+
+# ---- cover: the partner's bids after which the bot plays too (policy.search_defence_cover) ------
+
+
+def test_searched_rows_cover_add_the_card_plays_after_the_partners_nil():
+    obs, mask = _rows_of_a_game(load_family([{"base": "house"}])[0], 5, 600)  # L2 bids Nil and Blind Nil
+    bids = public_bids(obs)
+    play = (obs[:, O_PHASE + L.PH_PLAY] > 0) & ~mask[:, 52:].any(axis=1)
+    opp_blind = (bids[:, 1] == L.BID_BLIND_NIL) | (bids[:, 3] == L.BID_BLIND_NIL)
+    partner_nil = bids[:, 2] == 0
+    partner_any = partner_nil | (bids[:, 2] == L.BID_BLIND_NIL)
+    assert searched_rows(obs, mask, cover=["nil"]).tolist() == (play & (opp_blind | partner_nil)).tolist()
+    assert searched_rows(obs, mask, cover=("nil", "blind_nil")).tolist() == (play & (opp_blind | partner_any)).tolist()
+    assert searched_rows(obs, mask, cover=[]).tolist() == searched_rows(obs, mask).tolist()  # none by default
+    assert (play & partner_nil & ~opp_blind).any()  # the partner's Nil was met and adds rows
+    own_nil = (bids[:, 0] == 0) & ~partner_any & ~opp_blind & ~(bids[:, 1] == 0) & ~(bids[:, 3] == 0)
+    assert (play & own_nil).any() and not searched_rows(obs, mask, ["blind_nil", "nil"], ["nil", "blind_nil"])[
+        play & own_nil
+    ].any()  # the seat's own Nil is never searched
+
+
+@pytest.mark.parametrize("bad, words", [("nil", "non-empty list"), (["nil", "trump"], "unknown bid 'trump'")])
+def test_a_bad_cover_list_is_a_clear_error(tmp_path, bad, words):
+    with pytest.raises(ValueError, match=f"cover: .*{words}"):
+        SearchDefencePolicy(None, None, cover=bad)
+    path = _with_search(tmp_path)
+    meta = json.loads((path / "meta.json").read_text())
+    meta["policy"]["search_defence_cover"] = bad
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=f"policy.search_defence_cover': .*{words}"):
+        load_policy(path)
+    del meta["policy"]["search_defence"]
+    meta["policy"]["search_defence_cover"] = ["nil"]
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="search_defence_cover' needs a bot in 'policy.search_defence'"):
+        load_policy(path)
+
+
+def test_policies_covering_different_bids_decide_together_as_alone():
+    from spades_env.search_defence import act_search_defence
+
+    rules = load_family([{"base": "house"}])[0]
+    obs, mask = _rows_of_a_game(rules, 5, 600)
+    net = load_policy(V5, seed=1, rules=rules)
+
+    def make(cover):
+        return SearchDefencePolicy(net, resolve_policy("search:samples=8", 5, rules), against=("nil",), cover=cover)
+
+    kinds = [(), ("nil",), ("nil", "blind_nil")]
+    alone = [make(kinds[i % 3]) for i in range(len(obs))]
+    want = np.array([p.act(o, m) for p, o, m in zip(alone, obs, mask, strict=True)])
+    got = act_search_defence([make(kinds[i % 3]) for i in range(len(obs))], obs, mask)
+    assert got.tolist() == want.tolist()
+
+
+def test_batched_play_covering_the_partners_nil_is_its_serial_play(tmp_path):
+    path = _with_search(tmp_path)
+    meta = json.loads((path / "meta.json").read_text())
+    meta["policy"]["search_defence_against"] = ["blind_nil", "nil"]
+    meta["policy"]["search_defence_cover"] = ["nil", "blind_nil"]
+    (path / "meta.json").write_text(json.dumps(meta))
+    assert load_policy(path, seed=0).cover == ("nil", "blind_nil")
+    rules = load_family([{"base": "house"}])[0]
+    a = run_duplicate((str(path),) * 2, ("heuristic", "heuristic"), 2, seed=3, rules=rules, batched=True)
+    b = run_duplicate((str(path),) * 2, ("heuristic", "heuristic"), 2, seed=3, rules=rules, batched=False)
+    hands = [[(h.bids, h.tricks) for board in r for _, run in board.runs for h in run.hands] for r in (a, b)]
+    ours = [h.bids[s.a_team + 2 * k] for board in a for s, run in board.runs for h in run.hands for k in (0, 1)]
+    assert hands[0] == hands[1] and 0 in ours  # the policy's side bid Nil: its partner was covered

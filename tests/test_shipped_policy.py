@@ -3,7 +3,8 @@ play only legal actions, and beat the random baseline (the full evaluations are 
 cards). ``spades_ppo_v1`` (tournament rules, observation v1), ``spades_family_v4`` (a family
 of rules, observation v2, its lineage in its metadata), ``spades_family_v5`` (v4 after two
 PPO rounds), ``spades_family_v6`` (v5's network with L3 playing its cards after an opponent's
-Blind Nil), ``spades_family_v7`` (the same after an opponent's Nil too; ``make run``) and
+Blind Nil), ``spades_family_v7`` (the same after an opponent's Nil too), ``spades_family_v8``
+(the same after its partner's Nil too; ``make run``) and
 ``spades_2p_v1`` (the two-player game)."""
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ FAMILY = ROOT / "checkpoints" / "spades_family_v4"
 FAMILY_V5 = ROOT / "checkpoints" / "spades_family_v5"
 FAMILY_V6 = ROOT / "checkpoints" / "spades_family_v6"
 FAMILY_V7 = ROOT / "checkpoints" / "spades_family_v7"
+FAMILY_V8 = ROOT / "checkpoints" / "spades_family_v8"
 TWO_PLAYER = ROOT / "checkpoints" / "spades_2p_v1"
 RULES = {
     "tournament": load_rules("tournament"),
@@ -129,8 +131,8 @@ def test_v5_metadata_records_its_ppo_rounds():
 def test_make_run_plays_the_shipped_policy():
     from spades_env.checkpoint import _SHIPPED_FOR
 
-    assert "checkpoints/spades_family_v7 " in (ROOT / "Makefile").read_text()
-    assert _SHIPPED_FOR[4] == "checkpoints/spades_family_v7"
+    assert "checkpoints/spades_family_v8 " in (ROOT / "Makefile").read_text()
+    assert _SHIPPED_FOR[4] == "checkpoints/spades_family_v8"
 
 
 def test_v6_is_v5s_network_with_a_search_defence():
@@ -171,9 +173,24 @@ def test_v7_is_v6_defending_nil_too():
     assert (FAMILY_V7 / "MODEL_CARD.md").is_file()
 
 
-@pytest.mark.parametrize("path", [FAMILY_V5, FAMILY_V6, FAMILY_V7], ids=["v5", "v6", "v7"])
+def test_v8_is_v7_covering_its_partners_nil_too():
+    from spades_env.checkpoint import load_meta, load_policy
+
+    assert (FAMILY_V8 / "model.safetensors").read_bytes() == (FAMILY_V7 / "model.safetensors").read_bytes()
+    meta, meta7 = load_meta(FAMILY_V8), load_meta(FAMILY_V7)
+    assert meta["policy"] == {**meta7["policy"], "search_defence_cover": ["nil", "blind_nil"]}
+    assert {k: v for k, v in meta.items() if k not in ("policy", "derived_from")} == {
+        k: v for k, v in meta7.items() if k not in ("policy", "derived_from")
+    }
+    pol, pol7 = load_policy(FAMILY_V8, seed=0, rules="house"), load_policy(FAMILY_V7, seed=0, rules="house")
+    assert pol.against == pol7.against == ("blind_nil", "nil")
+    assert pol.cover == ("nil", "blind_nil") and pol7.cover == ()
+    assert (FAMILY_V8 / "MODEL_CARD.md").is_file()
+
+
+@pytest.mark.parametrize("path", [FAMILY_V5, FAMILY_V6, FAMILY_V7, FAMILY_V8], ids=["v5", "v6", "v7", "v8"])
 @pytest.mark.parametrize("name", ["house", "short_bags7"])
-def test_v5_v6_v7_play_legal_moves_and_beat_random(name, path):
+def test_v5_to_v8_play_legal_moves_and_beat_random(name, path):
     assert {"bid", "play"} <= _phases_played(path, RULES[name], 7, 400)
     boards = run_duplicate(
         (str(path), str(path)), ("random", "random"), 6, seed=3, rules=RULES[name], fmt="hand", batched=True

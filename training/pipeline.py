@@ -14,6 +14,8 @@ run folder ``<runs>/<name>``::
                                    #   it plays the cards after an opponent's Blind Nil)
     search_defence_against: []     # optional (with search_defence): the opponents' bids it
                                    #   defends, e.g. [blind_nil, nil] (default [blind_nil])
+    search_defence_cover: []       # optional (with search_defence): the partner's bids after
+                                   #   which it plays too, e.g. [nil, blind_nil] (default none)
     stages:
       - name: bc                   # behaviour cloning (training.bc)
         kind: bc
@@ -84,7 +86,7 @@ from training.config import ConfigError, config_to_dict
 KINDS = ("bc", "ppo", "rollouts")
 TRAINED = ("bc", "ppo")  # the kinds whose stages end in a checkpoint
 STAGE_KEYS = ("name", "kind", "config", "init_from", "play_by", "data_from", "updates", "stop_at", "set")
-TOP_KEYS = ("runs", "export", "search_defence", "search_defence_against", "stages")
+TOP_KEYS = ("runs", "export", "search_defence", "search_defence_against", "search_defence_cover", "stages")
 DONE = "stage.json"
 
 
@@ -109,6 +111,7 @@ class Pipeline:
     where: str
     search_defence: str = ""
     search_defence_against: tuple[str, ...] = ()
+    search_defence_cover: tuple[str, ...] = ()
 
 
 def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
@@ -134,9 +137,10 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
         raise ConfigError(f"{where}: key 'export' must be a folder path, got {export!r}")
     search_defence = data.get("search_defence") or ""
     against = data.get("search_defence_against")
+    cover = data.get("search_defence_cover")
     from spades_env.search_defence import search_defence_problem
 
-    problem = search_defence_problem(search_defence or None, against)
+    problem = search_defence_problem(search_defence or None, against, cover=cover)
     if problem:
         raise ConfigError(f"{where}: {problem}")
     if search_defence and not export:
@@ -206,7 +210,9 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
         if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
             raise ConfigError(f"{at}: key 'set' must be a list of key=value strings, got {sets!r}")
         stages.append(Stage(name, kind, config, init_from, updates, tuple(sets), stop_at, play_by, tuple(data_from)))
-    return Pipeline(Path(root), export, tuple(stages), where, search_defence, tuple(against or ()))
+    return Pipeline(
+        Path(root), export, tuple(stages), where, search_defence, tuple(against or ()), tuple(cover or ())
+    )
 
 
 def _stage_source(pl: Pipeline, init_from: str) -> Path:
@@ -324,6 +330,8 @@ def run_pipeline(pl: Pipeline, only: str | None = None, log=print) -> Path:
             meta["policy"] = {**(meta.get("policy") or {}), "search_defence": pl.search_defence}
             if pl.search_defence_against:
                 meta["policy"]["search_defence_against"] = list(pl.search_defence_against)
+            if pl.search_defence_cover:
+                meta["policy"]["search_defence_cover"] = list(pl.search_defence_cover)
             meta_path.write_text(json.dumps(meta, indent=2) + "\n")
         log(f"exported {final} to {dst}" + (f" (search_defence: {pl.search_defence})" if pl.search_defence else ""))
         final = dst
