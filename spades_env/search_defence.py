@@ -36,12 +36,14 @@ DEFAULT_COVER: tuple[str, ...] = ()
 """The partner's bids a checkpoint's search covers when its meta does not say: none (v6, v7)."""
 
 
-def against_problem(value: Any) -> str | None:
-    """Why ``value`` cannot be a ``search_defence_against`` (or ``search_defence_cover``) list: a
-    non-empty list of distinct names of :data:`DEFENDED_BIDS`; None if it can."""
+def against_problem(value: Any, allow_empty: bool = False) -> str | None:
+    """Why ``value`` cannot be a ``search_defence_against`` list (a non-empty list of distinct
+    names of :data:`DEFENDED_BIDS`) or, with ``allow_empty``, a ``search_defence_cover`` list
+    (the same, possibly empty: nothing covered); None if it can."""
     known = ", ".join(repr(k) for k in DEFENDED_BIDS)
-    if not isinstance(value, (list, tuple)) or not value:
-        return f"expected a non-empty list of bids out of {known}, got {value!r}"
+    if not isinstance(value, (list, tuple)) or not (value or allow_empty):
+        what = "a list" if allow_empty else "a non-empty list"
+        return f"expected {what} of bids out of {known}, got {value!r}"
     for name in value:
         if not isinstance(name, str) or name not in DEFENDED_BIDS:
             return f"unknown bid {name!r}; known: {known}"
@@ -50,18 +52,19 @@ def against_problem(value: Any) -> str | None:
     return None
 
 
-def _checked_against(against: Any, what: str = "against") -> tuple[str, ...]:
+def _checked_against(against: Any) -> tuple[str, ...]:
     problem = against_problem(against)
     if problem:
-        raise ValueError(f"search defence {what}: {problem}")
+        raise ValueError(f"search defence against: {problem}")
     return tuple(against)
 
 
 def _checked_cover(cover: Any) -> tuple[str, ...]:
     """A checked ``cover`` list; the empty list (the default) covers nothing."""
-    if isinstance(cover, (list, tuple)) and not cover:
-        return ()
-    return _checked_against(cover, "cover")
+    problem = against_problem(cover, allow_empty=True)
+    if problem:
+        raise ValueError(f"search defence cover: {problem}")
+    return tuple(cover)
 
 
 def searched_rows(
@@ -165,7 +168,8 @@ def search_bot_problem(name: Any) -> str | None:
 def search_defence_problem(bot: Any, against: Any = None, prefix: str = "", cover: Any = None) -> str | None:
     """Why a search defence setting cannot be used: ``bot`` (None: not given) must be a bots
     registry name, ``against`` and ``cover`` (None: not given) lists for
-    :func:`against_problem` that need a bot. The message names the key at fault (``prefix``
+    :func:`against_problem` that need a bot (an empty ``cover`` covers nothing and needs none).
+    The message names the key at fault (``prefix``
     before the key names, as ``policy.`` in a checkpoint's ``meta.json``); None if the setting
     can be used."""
     if bot is not None:
@@ -175,10 +179,10 @@ def search_defence_problem(bot: Any, against: Any = None, prefix: str = "", cove
     for key, value in (("search_defence_against", against), ("search_defence_cover", cover)):
         if value is None:
             continue
-        problem = against_problem(value)
+        problem = against_problem(value, allow_empty=key == "search_defence_cover")
         if problem:
             return f"key '{prefix}{key}': {problem}"
-        if not bot:
+        if value and not bot:
             return f"key '{prefix}{key}' needs a bot in '{prefix}search_defence'"
     return None
 

@@ -141,6 +141,21 @@ def test_the_committed_pipeline_marks_its_export_as_the_shipped_policy():
     assert list(pl.search_defence_cover) == shipped["search_defence_cover"]
 
 
+def test_the_documented_pipeline_example_loads(tmp_path):
+    import training.pipeline as pipeline_mod
+
+    doc = pipeline_mod.__doc__
+    example = doc[doc.index("    runs: runs/pipeline") :]
+    example = "\n".join(line[4:] for line in example.splitlines() if line.startswith("    "))
+    p = tmp_path / "pipe.yaml"
+    p.write_text(example)
+    pl = load_pipeline(p)
+    assert pl.search_defence == "" and pl.search_defence_against == () and pl.search_defence_cover == ()
+    assert [st.name for st in pl.stages][:2] == ["bc", "bc2"]
+    p.write_text("search_defence_cover: []\n" + "\n".join(example.splitlines()[1:]))
+    assert load_pipeline(p).search_defence_cover == ()  # an empty cover needs no bot
+
+
 def test_committed_pipelines_load():
     for name in ("pipeline.yaml", "pipeline_v1.yaml", "pipeline_smoke.yaml", "pipeline_2p.yaml"):
         from training.pipeline import stage_config

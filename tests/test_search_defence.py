@@ -230,7 +230,7 @@ def test_searched_rows_cover_add_the_card_plays_after_the_partners_nil():
     ].any()  # the seat's own Nil is never searched
 
 
-@pytest.mark.parametrize("bad, words", [("nil", "non-empty list"), (["nil", "trump"], "unknown bid 'trump'")])
+@pytest.mark.parametrize("bad, words", [("nil", "expected a list of bids"), (["nil", "trump"], "unknown bid 'trump'")])
 def test_a_bad_cover_list_is_a_clear_error(tmp_path, bad, words):
     with pytest.raises(ValueError, match=f"cover: .*{words}"):
         SearchDefencePolicy(None, None, cover=bad)
@@ -277,3 +277,15 @@ def test_batched_play_covering_the_partners_nil_is_its_serial_play(tmp_path):
     hands = [[(h.bids, h.tricks) for board in r for _, run in board.runs for h in run.hands] for r in (a, b)]
     ours = [h.bids[s.a_team + 2 * k] for board in a for s, run in board.runs for h in run.hands for k in (0, 1)]
     assert hands[0] == hands[1] and 0 in ours  # the policy's side bid Nil: its partner was covered
+
+
+def test_an_empty_cover_list_covers_nothing_and_needs_no_bot(tmp_path):
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    with_bot, without = _with_search(tmp_path / "a"), _with_search(tmp_path / "b")  # two folders: loads are cached
+    meta = json.loads((with_bot / "meta.json").read_text())
+    meta["policy"]["search_defence_cover"] = []
+    (with_bot / "meta.json").write_text(json.dumps(meta))
+    assert load_policy(with_bot, seed=0).cover == ()
+    del meta["policy"]["search_defence"]
+    (without / "meta.json").write_text(json.dumps(meta))
+    assert isinstance(load_policy(without, seed=0), CheckpointPolicy)

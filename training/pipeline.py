@@ -12,10 +12,10 @@ run folder ``<runs>/<name>``::
     search_defence: ""             # optional (with export): a bot named in the export's
                                    #   meta.json policy.search_defence (spades_env.search_defence:
                                    #   it plays the cards after an opponent's Blind Nil)
-    search_defence_against: []     # optional (with search_defence): the opponents' bids it
-                                   #   defends, e.g. [blind_nil, nil] (default [blind_nil])
-    search_defence_cover: []       # optional (with search_defence): the partner's bids after
-                                   #   which it plays too, e.g. [nil, blind_nil] (default none)
+    # search_defence_against: [blind_nil, nil]  # optional (with search_defence): the opponents'
+                                   #   bids it defends (default [blind_nil])
+    # search_defence_cover: [nil, blind_nil]    # optional (with search_defence): the partner's
+                                   #   bids after which it plays too (default [], none)
     stages:
       - name: bc                   # behaviour cloning (training.bc)
         kind: bc
