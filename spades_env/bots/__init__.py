@@ -17,6 +17,8 @@ name                       bot
                            card to pass, default 12), ``bid_samples`` (deals per
                            candidate bid, default 24), ``playout_l2`` (1: play the hand
                            out with compiled L2 seats instead of the fast playout policy),
+                           ``card_search`` (0: L2's cards), ``bid_infer`` (1: a seat that
+                           bid Nil is dealt high cards at reduced odds; default 0),
                            e.g. ``search:budget=0.1``,
                            ``search:samples=20``
 ``cheat``                  L4: the same search on the true deal; evaluation only, NOT a
@@ -26,7 +28,7 @@ name                       bot
 Options follow the name after a colon, comma separated: ``"search:budget=0.5,samples=64"``.
 Each option is given once, with a value of its type in its range: ``budget`` a finite number
 of seconds, more than 0 and at most 3600; ``samples`` and ``max_samples`` integers 1..1000000;
-``noise`` an integer 0..1000; any other count 1..1000000 (``inf``, ``nan``, ``2.5`` samples are refused with
+``noise`` an integer 0..1000; ``playout_l2``, ``card_search`` and ``bid_infer`` 0 or 1; any other count 1..1000000 (``inf``, ``nan``, ``2.5`` samples are refused with
 :class:`PolicyNameError`).
 """
 
@@ -49,6 +51,7 @@ _SEARCH_OPTIONS: dict[str, type] = {
     "playout_l2": int,
     "bid_samples": int,
     "card_search": int,
+    "bid_infer": int,
 }
 _OPTIONS: dict[str, dict[str, type]] = {
     "random": {},
@@ -68,6 +71,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "noise": (0, 1000),
     "playout_l2": (0, 1),
     "card_search": (0, 1),
+    "bid_infer": (0, 1),
 }
 _INT_RANGE = (1, 1_000_000)  # any other integer option (a count of samples)
 
@@ -105,7 +109,7 @@ def parse_policy_name(name: str) -> tuple[str, dict[str, Any]]:
                 raise PolicyNameError(
                     f"policy {name!r}: option {key}={val.strip()!r} is not a valid {kinds[key].__name__}"
                 ) from None
-            if value <= 0 and key not in ("noise", "playout_l2", "card_search"):
+            if value <= 0 and key not in ("noise", "playout_l2", "card_search", "bid_infer"):
                 raise PolicyNameError(f"policy {name!r}: option {key} must be positive, got {value}")
             lo, hi = _RANGES.get(key, _INT_RANGE)
             try:

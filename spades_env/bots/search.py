@@ -21,7 +21,11 @@ batches until the time is spent (at most ``max_samples``). ``noise`` (per mille,
 makes that share of playout cards random: averaging noisy playouts judges a card better than
 one fixed playout policy does (measured: +27 against +23 points per hand over L2).
 ``card_search=0`` keeps the searched Blind Nil choice, exchange and bid and plays L2's cards
-(what the bidding alone is worth: docs/baselines.md).
+(what the bidding alone is worth: docs/baselines.md). ``bid_infer=1`` reads the bids as
+evidence about the hands: a seat that bid Nil having seen its cards is dealt the cards that would
+win it a trick (``NIL_AVOID``: spades from the jack up, side aces and kings) at 1 /
+``AVOID_ODDS`` the odds of another card. It is off by default: L3, the baseline, deals the unseen
+cards uniformly (subject to the voids and the exchange).
 
 :class:`CheatingPolicy` is **not a legal Policy**: it reads the true state row from a callable
 given to :meth:`CheatingPolicy.bind`, and exists only as an upper bound in evaluations.
@@ -215,15 +219,24 @@ def rollout(state, params, rng, eps):
 
 
 # ---- sampling deals -----------------------------------------------------------------------
+# A seat that bid Nil is dealt each card of its ``avoid`` mask (cards that would likely win it a
+# trick) at 1 / AVOID_ODDS the odds of another card: a bid is evidence about the hand.
+AVOID_ODDS = 8
+
+
 @jit
-def sample_deal(base, pool, counts, fixed, voids, rng, n_seats, out_hands):
+def sample_deal(base, pool, counts, fixed, voids, rng, n_seats, out_hands, avoid):
     """Deal the ``pool`` mask: seat ``s`` (1..3) gets ``counts[s]`` cards including the fixed
-    ones, none of a suit in ``voids[s]``; seat 4 (two-player out-of-play cards) takes the rest.
+    ones, none of a suit in ``voids[s]``, each card of ``avoid[s]`` at 1 / ``AVOID_ODDS`` the
+    odds (all zero: a uniform deal); seat 4 (two-player out-of-play cards) takes the rest.
     Returns False if the void constraints could not be met (then they are relaxed)."""
     cards = np.empty(52, dtype=np.int64)
     free = pool
+    odds = 1
     for s in range(5):
         free &= ~fixed[s]
+        if avoid[s] != 0:
+            odds = AVOID_ODDS
     for attempt in range(30):
         relax = attempt >= 20
         k = _cards_into(free, cards)
@@ -243,29 +256,44 @@ def sample_deal(base, pool, counts, fixed, voids, rng, n_seats, out_hands):
             total = 0
             for s in range(1, 5):
                 if cap[s] > 0 and (relax or ((voids[s] >> suit) & 1) == 0):
-                    total += cap[s]
+                    total += cap[s] * (1 if (avoid[s] >> c) & 1 else odds)
             if total == 0:
                 ok = False
                 break
             r = below(rng, 0, total)
             for s in range(1, 5):
                 if cap[s] > 0 and (relax or ((voids[s] >> suit) & 1) == 0):
-                    if r < cap[s]:
+                    wt = cap[s] * (1 if (avoid[s] >> c) & 1 else odds)
+                    if r < wt:
                         out_hands[s] |= 1 << c
                         cap[s] -= 1
                         break
-                    r -= cap[s]
+                    r -= wt
         if ok:
             return not relax
     return False
 
 
+def _nil_avoid_mask() -> int:
+    """The cards a Nil bidder rarely holds: spades from the jack up, and the side aces and kings."""
+    m = 0
+    for rank in (9, 10, 11, 12):
+        m |= 1 << (_SPADE * 13 + rank)
+    for suit in range(3):
+        m |= (1 << (suit * 13 + 11)) | (1 << (suit * 13 + 12))
+    return m
+
+
+NIL_AVOID = _nil_avoid_mask()
+
+
 @jit
 def search_values(
-    base, params, seat, cards, n_cards, pool, counts, fixed, voids, rng, n_samples, totals, eps, model, l2_playout
+    base, params, seat, cards, n_cards, pool, counts, fixed, voids, rng, n_samples, totals, eps, model, l2_playout, avoid
 ):
     """Add, for each candidate card, the summed hand margin over ``n_samples`` sampled deals
-    (``pool`` empty: the deal in ``base``) into ``totals``; playouts are ``eps``-random, or
+    (``pool`` empty: the deal in ``base``; ``avoid``: per relative seat, cards dealt to it at
+    reduced odds, see :func:`sample_deal`) into ``totals``; playouts are ``eps``-random, or
     played by L2 seats (``l2_playout``)."""
     work = np.empty_like(base)
     hands = np.zeros(5, dtype=np.int64)
@@ -274,7 +302,7 @@ def search_values(
     det = base.copy()
     for _ in range(n_samples):
         if pool != 0:
-            sample_deal(base, pool, counts, fixed, voids, rng, n, hands)
+            sample_deal(base, pool, counts, fixed, voids, rng, n, hands, avoid)
             for s in range(1, n):
                 det[L.HANDS + (seat + s) % n] = hands[s]
         for i in range(n_cards):
@@ -351,7 +379,7 @@ def exchange_search(base, params, model, cards, n_cards, n_samples, rng, totals)
     work = det.copy()
     team = 0
     for _ in range(n_samples):
-        sample_deal(det, pool, counts, fixed, voids, rng, n, hands)
+        sample_deal(det, pool, counts, fixed, voids, rng, n, hands, fixed * 0)
         for s in range(1, 4):
             det[L.HANDS + s] = hands[s]
         for i in range(n_cards):
@@ -385,7 +413,7 @@ def bid_search(base, params, model, bids, n_bids, n_samples, rng, totals):
     det[L.BLIND_STATUS] = L.BLIND_SAW
     work = det.copy()
     for _ in range(n_samples):
-        sample_deal(det, pool, counts, fixed, voids, rng, n, hands)
+        sample_deal(det, pool, counts, fixed, voids, rng, n, hands, fixed * 0)
         for s in range(1, n):
             det[L.HANDS + s] = hands[s]
         for i in range(n_bids):
@@ -415,8 +443,14 @@ class SearchPolicy(ScriptedBot):
         playout_l2: int = 0,
         bid_samples: int = 24,
         card_search: int = 1,
+        bid_infer: int = 0,
     ) -> None:
         super().__init__(rules, seed=seed)
+        if bid_infer not in (0, 1):
+            raise ValueError(
+                f"SearchPolicy: bid_infer is 0 (uniform deals) or 1 (a Nil bidder rarely holds high cards), got {bid_infer}"
+            )
+        self.bid_infer = bool(bid_infer)
         if blind_samples <= 0 or exchange_samples <= 0 or bid_samples <= 0:
             raise ValueError(
                 f"SearchPolicy: blind_samples, exchange_samples and bid_samples must be positive, got "
@@ -530,7 +564,7 @@ class SearchPolicy(ScriptedBot):
         base = v.state_row()
         base[L.TURN] = 0
         pool, counts, fixed, voids = self._constraints(v)
-        return self._search(base, 0, legal, pool, counts, fixed, voids)
+        return self._search(base, 0, legal, pool, counts, fixed, voids, self._avoid(v, pool))
 
     def _constraints(self, v: SeatView):
         n = v.num_seats
@@ -548,9 +582,21 @@ class SearchPolicy(ScriptedBot):
             counts[4] = popcount(pool) - counts[1]
         return pool, counts, fixed, voids
 
-    def _search(self, base, seat, legal, pool, counts, fixed, voids) -> int:
+    def _avoid(self, v: SeatView, pool: int) -> np.ndarray:
+        """Per relative seat, the unseen cards its deals hold at reduced odds: with ``bid_infer``,
+        a seat that bid Nil (seeing its cards) rarely holds :data:`NIL_AVOID`; else none."""
+        avoid = np.zeros(5, dtype=np.int64)
+        if self.bid_infer:
+            for s in range(1, v.num_seats):
+                if v.bids[s] == 0:
+                    avoid[s] = NIL_AVOID & pool
+        return avoid
+
+    def _search(self, base, seat, legal, pool, counts, fixed, voids, avoid=None) -> int:
         cards = np.asarray(legal, dtype=np.int64)
         totals = np.zeros(len(legal), dtype=np.float64)
+        if avoid is None:
+            avoid = np.zeros(5, dtype=np.int64)
         self._seed_rng()
         eps = self.eps
 
@@ -571,6 +617,7 @@ class SearchPolicy(ScriptedBot):
                 eps,
                 blind_model(),
                 self.playout_l2,
+                avoid,
             )
 
         if pool == 0 and (eps == 0 or self.playout_l2):  # deterministic playouts on a known deal: one
