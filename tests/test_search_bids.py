@@ -11,6 +11,7 @@ from spades_env.bots.search import AVOID_ODDS, NIL_AVOID, sample_deal
 from spades_env.core.actions import ACTION_SEE_CARDS, BID_BASE
 from spades_env.core.cards import card_from_str, mask_from_cards
 from spades_env.core.game import SpadesGame
+from spades_env.core.rules import load_rules
 from spades_env.observation import OBS_SIZE, decode, encode_observation
 
 
@@ -122,3 +123,25 @@ def test_only_a_seen_nil_is_evidence():
     assert list(on) == [0, 0, 0, NIL_AVOID & pool, 0] and not off.any()
     v.bids[3] = 14  # a Blind Nil says nothing of the hand
     assert not make_policy("search:samples=4,bid_infer=1", seed=1)._avoid(v, pool).any()
+
+
+def test_two_player_a_nil_opponent_is_read_and_the_play_stays_legal():
+    """Two players: the opponent (relative seat 1) bid Nil; its deals avoid the high cards, the
+    out-of-play stock (seat 4) takes the rest, and the searched card is legal."""
+    g = SpadesGame(load_rules("two_player"), seed=8)
+    while g.phase != "bid":
+        g.apply(ACTION_SEE_CARDS if g.phase == "blind" else int(np.flatnonzero(g.legal_mask())[0]))
+    nil_seat = g.current_player
+    while g.phase == "bid":
+        g.apply(BID_BASE + (0 if g.current_player == nil_seat else 4))
+    while g.current_player == nil_seat:  # to the seat that did not bid Nil
+        g.apply(int(np.flatnonzero(g.legal_mask())[0]))
+    assert g.phase == "play"
+    obs = np.empty(OBS_SIZE, dtype=np.float32)
+    encode_observation(g.state, g.params, g.current_player, obs)
+    mask = g.legal_mask()
+    v = decode(obs)
+    pol = make_policy("search:samples=32,bid_infer=1", rules=load_rules("two_player"), seed=3)
+    pool = int(v.unseen)
+    assert list(pol._avoid(v, pool)) == [0, NIL_AVOID & pool, 0, 0, 0]
+    assert mask[pol.act(obs, mask)]
