@@ -45,6 +45,7 @@ from spades_env.bots.l2 import l2_act_one
 from spades_env.bots.l2 import popc as popcount_jit
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE, NUM_ACTIONS
+from spades_env.core.cards import card_from_str, mask_from_cards
 from spades_env.core.engine import _after_bidding, apply_action, legal_cards, trick_winner
 from spades_env.core.jit import ctz, jit
 from spades_env.core.rng import below, shuffle_into
@@ -274,17 +275,8 @@ def sample_deal(base, pool, counts, fixed, voids, rng, n_seats, out_hands, avoid
     return False
 
 
-def _nil_avoid_mask() -> int:
-    """The cards a Nil bidder rarely holds: spades from the jack up, and the side aces and kings."""
-    m = 0
-    for rank in (9, 10, 11, 12):
-        m |= 1 << (_SPADE * 13 + rank)
-    for suit in range(3):
-        m |= (1 << (suit * 13 + 11)) | (1 << (suit * 13 + 12))
-    return m
-
-
-NIL_AVOID = _nil_avoid_mask()
+# The cards a Nil bidder rarely holds: spades from the jack up, and the side aces and kings.
+NIL_AVOID = mask_from_cards(card_from_str(c) for c in "JS QS KS AS AC KC AD KD AH KH".split())
 
 
 @jit
@@ -372,6 +364,7 @@ def exchange_search(base, params, model, cards, n_cards, n_samples, rng, totals)
     fixed = np.zeros(5, dtype=np.int64)
     voids = np.zeros(5, dtype=np.int64)
     hands = np.zeros(5, dtype=np.int64)
+    uniform = np.zeros(5, dtype=np.int64)  # no card dealt at reduced odds
     counts[1] = 13
     counts[3] = 13
     counts[2] = 13 + popcount_jit(base[L.PASSED]) - popcount_jit(base[L.RECEIVED])
@@ -379,7 +372,7 @@ def exchange_search(base, params, model, cards, n_cards, n_samples, rng, totals)
     work = det.copy()
     team = 0
     for _ in range(n_samples):
-        sample_deal(det, pool, counts, fixed, voids, rng, n, hands, fixed * 0)
+        sample_deal(det, pool, counts, fixed, voids, rng, n, hands, uniform)
         for s in range(1, 4):
             det[L.HANDS + s] = hands[s]
         for i in range(n_cards):
@@ -402,6 +395,7 @@ def bid_search(base, params, model, bids, n_bids, n_samples, rng, totals):
     fixed = np.zeros(5, dtype=np.int64)
     voids = np.zeros(5, dtype=np.int64)
     hands = np.zeros(5, dtype=np.int64)
+    uniform = np.zeros(5, dtype=np.int64)  # no card dealt at reduced odds
     for s in range(1, n):
         counts[s] = 13
     if n == 2:
@@ -413,7 +407,7 @@ def bid_search(base, params, model, bids, n_bids, n_samples, rng, totals):
     det[L.BLIND_STATUS] = L.BLIND_SAW
     work = det.copy()
     for _ in range(n_samples):
-        sample_deal(det, pool, counts, fixed, voids, rng, n, hands, fixed * 0)
+        sample_deal(det, pool, counts, fixed, voids, rng, n, hands, uniform)
         for s in range(1, n):
             det[L.HANDS + s] = hands[s]
         for i in range(n_bids):
@@ -592,11 +586,9 @@ class SearchPolicy(ScriptedBot):
                     avoid[s] = NIL_AVOID & pool
         return avoid
 
-    def _search(self, base, seat, legal, pool, counts, fixed, voids, avoid=None) -> int:
+    def _search(self, base, seat, legal, pool, counts, fixed, voids, avoid) -> int:
         cards = np.asarray(legal, dtype=np.int64)
         totals = np.zeros(len(legal), dtype=np.float64)
-        if avoid is None:
-            avoid = np.zeros(5, dtype=np.int64)
         self._seed_rng()
         eps = self.eps
 
@@ -675,7 +667,7 @@ class CheatingPolicy(SearchPolicy):
         state = np.asarray(self._getter(), dtype=np.int64).copy()
         seat = int(state[L.TURN])
         e = np.zeros(5, dtype=np.int64)
-        return self._search(state, seat, legal, 0, e, e, e)
+        return self._search(state, seat, legal, 0, e, e, e, e)
 
 
 __all__ = ["CheatingPolicy", "SearchPolicy", "decode", "playout_card", "rollout"]
