@@ -5,8 +5,9 @@ everything its seat has seen: the cards each seat has played (so how many it sti
 the suits it has shown out of (the observation's ``shown_out``), and the cards it
 passed to its partner in the Blind Nil exchange. For each legal card it plays the card and then
 the rest of the hand with a fast compiled playout policy, driving the core engine
-(``apply_action``, ``legal_cards``, ``trick_winner``) on a state row; the hand is scored by the
-core, and the card with the best mean ``HAND_DELTA`` margin (own team minus other team: Nil,
+(``legal_cards``, ``trick_winner``, ``card_beats``, and ``play_card``: the cards come from
+``legal_cards``, so the playouts skip ``apply_action``'s checks) on a state row; the hand is
+scored by the core, and the card with the best mean ``HAND_DELTA`` margin (own team minus other team: Nil,
 sets and bags included) is played. All legal cards are judged on the same sampled deals.
 The Blind Nil choice and the exchange are searched too, by sampling: for Blind Nil, deals of
 all 52 cards (nothing of the hand is known yet) each played out twice by compiled L2 seats
@@ -46,8 +47,15 @@ from spades_env.bots.l2 import popc as popcount_jit
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE, NUM_ACTIONS
 from spades_env.core.cards import card_from_str, mask_from_cards
-from spades_env.core.engine import _after_bidding, apply_action, legal_cards, trick_winner
-from spades_env.core.jit import ctz, jit
+from spades_env.core.engine import (
+    _after_bidding,
+    apply_action,
+    card_beats,
+    legal_cards,
+    play_card,
+    trick_winner,
+)
+from spades_env.core.jit import ctz, inline_jit, jit
 from spades_env.core.rng import below, shuffle_into
 from spades_env.core.rules import RulesConfig
 from spades_env.core.scoring import tricks_needed
@@ -57,46 +65,42 @@ _SPADE = 3
 
 
 # ---- compiled playout policy ------------------------------------------------------------
-@jit
-def _wins(state, seat, card):
-    """Whether ``seat`` would be winning the current trick after playing ``card`` (core rule)."""
-    size = state[L.TRICK_SIZE]
-    if size == 0:
-        return True
-    state[L.TRICK_CARDS + seat] = card
-    state[L.TRICK_SIZE] = size + 1
-    w = trick_winner(state)
-    state[L.TRICK_CARDS + seat] = L.NO_CARD
-    state[L.TRICK_SIZE] = size
-    return w == seat
+@inline_jit
+def _key(card):
+    """The playout policy's order of cards: spades above every other suit, then rank."""
+    return (card // 13 == _SPADE) * 100 + card % 13
 
 
-@jit
+@inline_jit
+def _above(card):
+    """The cards of ``card``'s suit ranked above it (a bit mask)."""
+    r = card % 13
+    return (((1 << 13) - 1) & ~((1 << (r + 1)) - 1)) << (13 * (card // 13))
+
+
+@inline_jit
 def _higher_held(state, card, exclude_seat):
     """Whether a seat other than ``exclude_seat`` holds a higher card of ``card``'s suit."""
-    s = card // 13
-    r = card % 13
-    above = ((1 << 13) - 1) & ~((1 << (r + 1)) - 1)
-    m = above << (13 * s)
+    m = _above(card)
     for i in range(state[L.NUM_SEATS]):
         if i != exclude_seat and (state[L.HANDS + i] & m) != 0:
             return True
     return False
 
 
-@jit
+@inline_jit
 def _nil_alive(state, seat):
     b = state[L.BIDS + seat]
     return (b == 0 or b == L.BID_BLIND_NIL) and state[L.TRICKS_WON + seat] == 0
 
 
-@jit
+@inline_jit
 def _need(state, params, team):
     """Tricks ``team`` still needs (the core's contract accounting)."""
     return tricks_needed(state[L.BIDS : L.BIDS + 4], state[L.TRICKS_WON : L.TRICKS_WON + 4], team, state[L.NUM_SEATS], params)
 
 
-@jit
+@inline_jit
 def _cards_into(mask, out):
     """Write the card ids of a bit mask into ``out`` (ascending); return how many."""
     k = 0
@@ -110,46 +114,55 @@ def _cards_into(mask, out):
 @jit
 def playout_card(state, params):
     """The fast playout policy's card for the seat to act (full-information heuristic)."""
+    return _playout_choice(state, params, legal_cards(state, params))
+
+
+@inline_jit
+def _playout_choice(state, params, legal):
+    """:func:`playout_card` given the seat's legal cards (a non-empty bit mask)."""
     seat = state[L.TURN]
     n = state[L.NUM_SEATS]
-    legal = legal_cards(state, params)
-    cards = np.empty(13, dtype=np.int64)
-    k = _cards_into(legal, cards)
-    if k == 1:
-        return cards[0]
+    if legal & (legal - 1) == 0:
+        return ctz(legal)
     size = state[L.TRICK_SIZE]
     last = size == n - 1
     led = -1
+    cur = -1
+    best = -1  # the card winning the trick so far
     if size > 0:
         led = state[L.TRICK_CARDS + state[L.TRICK_LEADER]] // 13
+        cur = trick_winner(state)
+        best = state[L.TRICK_CARDS + cur]
+    others = 0  # the cards the other seats hold
+    for i in range(n):
+        if i != seat:
+            others |= state[L.HANDS + i]
     partner = (seat + 2) % 4 if n == 4 else -1
-    # keys: lowest = min (is_spade, rank); highest = max (is_spade, rank)
-    lo = cards[0]
-    hi = cards[0]
-    for i in range(k):
-        c = cards[i]
-        kc = (c // 13 == _SPADE) * 100 + c % 13
-        if kc < (lo // 13 == _SPADE) * 100 + lo % 13:
-            lo = c
-        if kc > (hi // 13 == _SPADE) * 100 + hi % 13:
-            hi = c
-    # best non-winning card (highest), lowest winning card
+    # over the legal cards in ascending order (ties go to the first): the lowest and highest
+    # by _key, the best non-winning card (highest), the lowest winning card and the lowest
+    # winning card no other seat can beat
+    lo = ctz(legal)
+    hi = lo
     best_under = -1
     low_win = -1
     low_boss_win = -1
-    for i in range(k):
-        c = cards[i]
-        kc = (c // 13 == _SPADE) * 100 + c % 13
-        if _wins(state, seat, c):
-            if low_win < 0 or kc < (low_win // 13 == _SPADE) * 100 + low_win % 13:
+    m = legal
+    while m != 0:
+        c = ctz(m)
+        m &= m - 1
+        kc = _key(c)
+        if kc < _key(lo):
+            lo = c
+        if kc > _key(hi):
+            hi = c
+        if card_beats(c, best):
+            if low_win < 0 or kc < _key(low_win):
                 low_win = c
-            if not _higher_held(state, c, seat):
-                if low_boss_win < 0 or kc < (low_boss_win // 13 == _SPADE) * 100 + low_boss_win % 13:
+            if others & _above(c) == 0:
+                if low_boss_win < 0 or kc < _key(low_boss_win):
                     low_boss_win = c
-        else:
-            if best_under < 0 or kc > (best_under // 13 == _SPADE) * 100 + best_under % 13:
-                best_under = c
-    cur = trick_winner(state) if size > 0 else -1
+        elif best_under < 0 or kc > _key(best_under):
+            best_under = c
     # 1. own Nil
     if _nil_alive(state, seat):
         if size == 0:
@@ -165,7 +178,7 @@ def playout_card(state, params):
             if cur == partner and low_win >= 0:
                 return low_win
         elif low_win >= 0:
-            return hi if (hi // 13 == led or led < 0) and _wins(state, seat, hi) else low_win
+            return hi if (hi // 13 == led or led < 0) and card_beats(hi, best) else low_win
     # 3. an opponent's Nil that is winning this trick: stay under it
     if size > 0 and cur >= 0 and cur % 2 != seat % 2 and _nil_alive(state, cur):
         if best_under >= 0:
@@ -175,9 +188,11 @@ def playout_card(state, params):
         if size == 0:
             # cash a boss card, else lead low
             boss = -1
-            for i in range(k):
-                c = cards[i]
-                if not _higher_held(state, c, seat):
+            b = legal
+            while b != 0:
+                c = ctz(b)
+                b &= b - 1
+                if others & _above(c) == 0:
                     if boss < 0 or (c // 13 != _SPADE and boss // 13 == _SPADE):
                         boss = c
             return boss if boss >= 0 else lo
@@ -205,17 +220,18 @@ def rollout(state, params, rng, eps):
     """Play the hand out with the playout policy (through the core engine), each card random
     with probability ``eps`` / 1000; False if the state was inconsistent (an empty hand)."""
     while state[L.PHASE] == L.PH_PLAY:
+        legal = legal_cards(state, params)
+        if legal == 0:
+            return False  # cannot happen with a consistent deal; never loop forever
         if eps > 0 and below(rng, 0, 1000) < eps:
-            m = legal_cards(state, params)
+            m = legal
             pick = below(rng, 0, popcount_jit(m))
             for _ in range(pick):
                 m &= m - 1
-            low = m & -m
-            c = ctz(low)
+            c = ctz(m)
         else:
-            c = playout_card(state, params)
-        if apply_action(state, params, c) != 0:
-            return False  # cannot happen with a consistent deal; never loop forever
+            c = _playout_choice(state, params, legal)
+        play_card(state, params, state[L.TURN], c)
     return True
 
 

@@ -69,6 +69,18 @@ def first_seat(state):
 
 
 @inline_jit
+def card_beats(card, best):
+    """Whether ``card``, played after ``best`` (the card winning the trick so far; -1 when
+    nothing is played yet), wins the trick from it: a higher card of its suit, or a spade on
+    another suit."""
+    if best < 0:
+        return True
+    cs = card // 13
+    bs = best // 13
+    return (cs == bs and card > best) or (cs == 3 and bs != 3)
+
+
+@inline_jit
 def trick_winner(state):
     """Seat winning the current trick so far (highest spade, else highest of the led suit)."""
     leader = state[L.TRICK_LEADER]
@@ -78,9 +90,7 @@ def trick_winner(state):
     for k in range(1, state[L.TRICK_SIZE]):
         seat = seat_after(leader, k, n)
         c = state[L.TRICK_CARDS + seat]
-        cs = c // 13
-        bs = best // 13
-        if (cs == bs and c > best) or (cs == 3 and bs != 3):
+        if card_beats(c, best):
             best = c
             best_seat = seat
     return best_seat
@@ -357,8 +367,12 @@ def _finish_hand(state, params):
         state[L.PHASE] = L.PH_HAND_END
 
 
-@jit
-def _play_card(state, params, seat, card):
+@inline_jit
+def play_card(state, params, seat, card):
+    """Play ``card`` from ``seat``'s hand in ``PH_PLAY``; after the last trick, score the hand.
+    Nothing is checked: ``apply_action`` checks the turn and the legality first (the search's
+    playouts call this directly with a card from ``legal_cards``, where the checks would cost
+    as much as the play)."""
     bit = 1 << card
     n = state[L.NUM_SEATS]
     state[L.HANDS + seat] &= ~bit
@@ -404,7 +418,7 @@ def apply_action(state, params, action):
     phase = state[L.PHASE]
     n = state[L.NUM_SEATS]
     if phase == L.PH_PLAY:
-        _play_card(state, params, seat, action)
+        play_card(state, params, seat, action)
     elif phase == L.PH_BID:
         state[L.BIDS + seat] = action - BID_BASE
         _advance_bidding(state, params)

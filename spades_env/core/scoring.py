@@ -16,16 +16,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from spades_env.core import layout as L
-from spades_env.core.jit import jit
+from spades_env.core.jit import inline_jit, jit
 
 
-@jit
+@inline_jit
 def is_nil_bid(bid):
     """Whether a bid value (0..13, ``BID_BLIND_NIL``, ``BID_NONE``) is a Nil or Blind Nil."""
     return bid == 0 or bid == L.BID_BLIND_NIL
 
 
-@jit
+@inline_jit
 def team_contract(bids, team, num_seats):
     """Tricks a team contracted: the sum of its non-Nil bids (bids not made yet count 0)."""
     contract = 0
@@ -36,7 +36,7 @@ def team_contract(bids, team, num_seats):
     return contract
 
 
-@jit
+@inline_jit
 def contract_tricks(bids, tricks, team, num_seats, params):
     """Tricks counting toward a team's contract: its non-Nil bidders' tricks, plus a failed
     Nil bidder's tricks where ``failed_nil_counts_toward_contract`` is set."""
@@ -48,7 +48,7 @@ def contract_tricks(bids, tricks, team, num_seats, params):
     return got
 
 
-@jit
+@inline_jit
 def tricks_needed(bids, tricks, team, num_seats, params):
     """Tricks a team still needs to make its contract (<= 0: made)."""
     return team_contract(bids, team, num_seats) - contract_tricks(bids, tricks, team, num_seats, params)
