@@ -531,7 +531,7 @@ def act_policies(
 
 
 # The repository's shipped policy for each number of players (named in the error above).
-_SHIPPED_FOR = {4: "checkpoints/spades_family_v9", 2: "checkpoints/spades_2p_v1"}
+_SHIPPED_FOR = {4: "checkpoints/spades_family_v10", 2: "checkpoints/spades_2p_v1"}
 
 
 def play_settings(

@@ -12,8 +12,8 @@ cards. ``policy.search_defence_against`` lists the opponents' bids that bring th
 (``spades_family_v7``). ``policy.search_defence_cover`` lists the partner's bids after which the
 bot plays too (covering the partner's Nil: ``["nil", "blind_nil"]`` in ``spades_family_v8``;
 by default none). ``spades_family_v9`` names ``search:samples=200,bid_infer=1``: L3 whose sampled
-deals read the bids (a seat that bid Nil rarely holds high cards). Both act on the seat's own
-observation only.
+deals read the bids (a seat that bid Nil rarely holds high cards); ``spades_family_v10`` the same
+with 400 deals a card. Both act on the seat's own observation only.
 ``benchmarks/search_defence.py`` measures what it is worth against the network alone on the
 same deals.
 """

@@ -4,8 +4,8 @@ cards). ``spades_ppo_v1`` (tournament rules, observation v1), ``spades_family_v4
 of rules, observation v2, its lineage in its metadata), ``spades_family_v5`` (v4 after two
 PPO rounds), ``spades_family_v6`` (v5's network with L3 playing its cards after an opponent's
 Blind Nil), ``spades_family_v7`` (the same after an opponent's Nil too), ``spades_family_v8``
-(the same after its partner's Nil too), ``spades_family_v9`` (v8 with L3 reading the bids;
-``make run``) and
+(the same after its partner's Nil too), ``spades_family_v9`` (v8 with L3 reading the bids),
+``spades_family_v10`` (v9 searching 400 deals a card instead of 200; ``make run``) and
 ``spades_2p_v1`` (the two-player game)."""
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ FAMILY_V6 = ROOT / "checkpoints" / "spades_family_v6"
 FAMILY_V7 = ROOT / "checkpoints" / "spades_family_v7"
 FAMILY_V8 = ROOT / "checkpoints" / "spades_family_v8"
 FAMILY_V9 = ROOT / "checkpoints" / "spades_family_v9"
+FAMILY_V10 = ROOT / "checkpoints" / "spades_family_v10"
 TWO_PLAYER = ROOT / "checkpoints" / "spades_2p_v1"
 RULES = {
     "tournament": load_rules("tournament"),
@@ -133,8 +134,8 @@ def test_v5_metadata_records_its_ppo_rounds():
 def test_make_run_plays_the_shipped_policy():
     from spades_env.checkpoint import _SHIPPED_FOR
 
-    assert "checkpoints/spades_family_v9 " in (ROOT / "Makefile").read_text()
-    assert _SHIPPED_FOR[4] == "checkpoints/spades_family_v9"
+    assert "checkpoints/spades_family_v10 " in (ROOT / "Makefile").read_text()
+    assert _SHIPPED_FOR[4] == "checkpoints/spades_family_v10"
 
 
 def test_v6_is_v5s_network_with_a_search_defence():
@@ -206,11 +207,29 @@ def test_v9_is_v8_with_l3_reading_the_bids():
     assert (FAMILY_V9 / "MODEL_CARD.md").is_file()
 
 
+def test_v10_is_v9_searching_400_deals():
+    from spades_env.checkpoint import load_meta, load_policy
+
+    assert (FAMILY_V10 / "model.safetensors").read_bytes() == (FAMILY_V9 / "model.safetensors").read_bytes()
+    meta, meta9 = load_meta(FAMILY_V10), load_meta(FAMILY_V9)
+    assert meta["policy"] == {**meta9["policy"], "search_defence": "search:samples=400,bid_infer=1"}
+    assert {k: v for k, v in meta.items() if k not in ("policy", "derived_from")} == {
+        k: v for k, v in meta9.items() if k not in ("policy", "derived_from")
+    }
+    pol, pol9 = load_policy(FAMILY_V10, seed=0, rules="house"), load_policy(FAMILY_V9, seed=0, rules="house")
+    assert (pol.against, pol.cover) == (pol9.against, pol9.cover) == (("blind_nil", "nil"), ("nil", "blind_nil"))
+    assert pol.search.bid_infer is pol9.search.bid_infer is True
+    assert (pol.search.samples, pol9.search.samples) == (400, 200)
+    assert (FAMILY_V10 / "MODEL_CARD.md").is_file()
+
+
 @pytest.mark.parametrize(
-    "path", [FAMILY_V5, FAMILY_V6, FAMILY_V7, FAMILY_V8, FAMILY_V9], ids=["v5", "v6", "v7", "v8", "v9"]
+    "path",
+    [FAMILY_V5, FAMILY_V6, FAMILY_V7, FAMILY_V8, FAMILY_V9, FAMILY_V10],
+    ids=["v5", "v6", "v7", "v8", "v9", "v10"],
 )
 @pytest.mark.parametrize("name", ["house", "short_bags7"])
-def test_v5_to_v9_play_legal_moves_and_beat_random(name, path):
+def test_v5_to_v10_play_legal_moves_and_beat_random(name, path):
     assert {"bid", "play"} <= _phases_played(path, RULES[name], 7, 400)
     boards = run_duplicate(
         (str(path), str(path)), ("random", "random"), 6, seed=3, rules=RULES[name], fmt="hand", batched=True
