@@ -173,11 +173,16 @@ def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
 def _check_search_defence(mp: Path, pol: dict[str, Any]) -> None:
     """``policy.search_defence`` must be a bots registry name (``search:samples=200``),
     ``policy.search_defence_against`` a list of opponents' bids (``["blind_nil", "nil"]``) and
-    ``policy.search_defence_cover`` one of the partner's bids, both needing that bot."""
+    ``policy.search_defence_cover`` one of the partner's bids, both needing that bot, and
+    ``policy.both_nil_bid_shade`` a number of tricks 0..12 (not 0 only with that bot)."""
     from spades_env.search_defence import search_defence_problem
 
     problem = search_defence_problem(
-        pol.get("search_defence"), pol.get("search_defence_against"), "policy.", pol.get("search_defence_cover")
+        pol.get("search_defence"),
+        pol.get("search_defence_against"),
+        "policy.",
+        pol.get("search_defence_cover"),
+        pol.get("both_nil_bid_shade"),
     )
     if problem:
         raise CheckpointError(f"{mp}: {problem}")
@@ -531,7 +536,7 @@ def act_policies(
 
 
 # The repository's shipped policy for each number of players (named in the error above).
-_SHIPPED_FOR = {4: "checkpoints/spades_family_v10", 2: "checkpoints/spades_2p_v1"}
+_SHIPPED_FOR = {4: "checkpoints/spades_family_v11", 2: "checkpoints/spades_2p_v1"}
 
 
 def play_settings(
@@ -567,7 +572,8 @@ def load_policy(
     (and ``search_defence`` is true) a :class:`~spades_env.search_defence.SearchDefencePolicy`
     around it (the bot plays the cards after an opponent's bid listed in
     ``policy.search_defence_against``, by default Blind Nil, and after the partner's bid listed
-    in ``policy.search_defence_cover``, by default none)."""
+    in ``policy.search_defence_cover``, by default none; the network's bids after both the
+    partner's and an opponent's Nil lowered by ``policy.both_nil_bid_shade`` tricks, default 0)."""
     actor, meta = _cached(path)
     deterministic = play_settings(path, meta, rules, deterministic)
     net = CheckpointPolicy(actor, seed=seed, deterministic=deterministic, name=str(path), meta=meta)
@@ -581,7 +587,8 @@ def load_policy(
     search = make_policy(bot, seed=search_seed(seed), rules=rules)
     against = pol.get("search_defence_against", DEFAULT_AGAINST)
     cover = pol.get("search_defence_cover", DEFAULT_COVER)
-    return SearchDefencePolicy(net, search, name=str(path), against=against, cover=cover)
+    shade = pol.get("both_nil_bid_shade", 0)
+    return SearchDefencePolicy(net, search, name=str(path), against=against, cover=cover, bid_shade=shade)
 
 
 __all__ = [

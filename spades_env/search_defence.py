@@ -14,6 +14,12 @@ bot plays too (covering the partner's Nil: ``["nil", "blind_nil"]`` in ``spades_
 by default none). ``spades_family_v9`` names ``search:samples=200,bid_infer=1``: L3 whose sampled
 deals read the bids (a seat that bid Nil rarely holds high cards); ``spades_family_v10`` the same
 with 400 deals a card. Both act on the seat's own observation only.
+``policy.both_nil_bid_shade`` (``spades_family_v11``: 1) takes that many tricks off the
+network's bid (never below 1) when the seat bids after its partner's Nil or Blind Nil and an
+opponent's: the network learned its bids with its own card play, and in a hand where both
+teams bid Nil the bot plays the seat's cards, covering the partner and attacking the
+opponents' Nil at once, and takes fewer tricks than the bid counted on
+(``benchmarks/set_breakdown.py``; v11's card).
 ``benchmarks/search_defence.py`` measures what it is worth against the network alone on the
 same deals.
 """
@@ -25,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from spades_env.core import layout as L
+from spades_env.core.actions import BID_BASE
 from spades_env.observation import O_PHASE, OBS_SIZE, public_bids
 
 DEFENDED_BIDS = {"blind_nil": L.BID_BLIND_NIL, "nil": 0}
@@ -36,6 +43,13 @@ DEFAULT_AGAINST = ("blind_nil",)
 
 DEFAULT_COVER: tuple[str, ...] = ()
 """The partner's bids a checkpoint's search covers when its meta does not say: none (v6, v7)."""
+
+MAX_BID_SHADE = 12
+"""The most tricks ``both_nil_bid_shade`` may take off a bid (13 - 1: a bid stays at least 1)."""
+
+_NIL_BIDS = np.array([0, L.BID_BLIND_NIL], dtype=np.int64)
+_BID_ONE = BID_BASE + 1
+_BID_THIRTEEN = BID_BASE + 13
 
 
 def against_problem(value: Any, allow_empty: bool = False) -> str | None:
@@ -102,8 +116,9 @@ def _rows_after(
 
 class SearchDefencePolicy:
     """``net`` (a :class:`~spades_env.checkpoint.CheckpointPolicy`) everywhere, ``search`` (a
-    bot) at the card plays :func:`searched_rows` selects for ``against`` and ``cover`` (Policy
-    protocol)."""
+    bot) at the card plays :func:`searched_rows` selects for ``against`` and ``cover``, and the
+    network's bids after both the partner's and an opponent's Nil lowered by ``bid_shade``
+    tricks (:func:`shade_bids`; 0, the default, leaves them) (Policy protocol)."""
 
     def __init__(
         self,
@@ -112,10 +127,15 @@ class SearchDefencePolicy:
         name: str = "",
         against: tuple[str, ...] | list[str] = DEFAULT_AGAINST,
         cover: tuple[str, ...] | list[str] = DEFAULT_COVER,
+        bid_shade: int = 0,
     ) -> None:
         self.net, self.search = net, search
         self.against = _checked_against(against)
         self.cover = _checked_cover(cover)
+        problem = bid_shade_problem(bid_shade)
+        if problem:
+            raise ValueError(f"search defence bid shade: {problem}")
+        self.bid_shade = int(bid_shade)
         self._wanted, self._covered = _bids_of(self.against), _bids_of(self.cover)
         self.name = name or f"{getattr(net, 'name', 'network')}+search defence"
         self.meta = getattr(net, "meta", {})
@@ -125,7 +145,10 @@ class SearchDefencePolicy:
         else the network's action."""
         if _rows_after(observation, action_mask, self._wanted, self._covered)[0]:
             return int(self.search.act(observation, action_mask))
-        return int(self.net.act(observation, action_mask))
+        action = int(self.net.act(observation, action_mask))
+        if self.bid_shade and both_nil_bid_rows(observation, action_mask)[0]:
+            action = int(shade_bids(np.array([action]), np.array([True]), action_mask, self.bid_shade)[0])
+        return action
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """``int64 [B]``: the actions ``act`` would return for the rows in order."""
@@ -135,7 +158,7 @@ class SearchDefencePolicy:
 def act_search_defence(policies: list[SearchDefencePolicy], obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Row ``i``'s action by ``policies[i]``, as its ``act`` would give: the networks decide
     the other rows together (one forward pass, :func:`~spades_env.checkpoint.act_policies`),
-    each bot its own rows in order."""
+    their bids shaded as each policy's ``bid_shade`` says, each bot its own rows in order."""
     from spades_env.checkpoint import act_policies
 
     out = np.empty(len(policies), dtype=np.int64)
@@ -148,8 +171,47 @@ def act_search_defence(policies: list[SearchDefencePolicy], obs: np.ndarray, mas
     rows = np.flatnonzero(~searched)
     if rows.size:
         out[rows] = act_policies([policies[i].net for i in rows.tolist()], obs[rows], mask[rows])
+        shades = np.array([policies[i].bid_shade for i in rows.tolist()], dtype=np.int64)
+        for shade in set(shades[shades > 0].tolist()):
+            sub = rows[shades == shade]
+            hit = both_nil_bid_rows(obs[sub], mask[sub])
+            out[sub] = shade_bids(out[sub], hit, mask[sub], shade)
     for i in np.flatnonzero(searched).tolist():
         out[i] = int(policies[i].search.act(obs[i].copy(), mask[i].copy()))
+    return out
+
+
+def bid_shade_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a ``both_nil_bid_shade`` (an integer 0..:data:`MAX_BID_SHADE`,
+    tricks off the bid); None if it can."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BID_SHADE:
+        return f"expected a whole number of tricks 0..{MAX_BID_SHADE}, got {value!r}"
+    return None
+
+
+def both_nil_bid_rows(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+    """``bool [N]``: the rows that are bids (a bid of 1 in the mask) made after the partner
+    (relative seat 2) bid Nil or Blind Nil and an opponent (relative seat 1 or 3) did: the bids
+    ``both_nil_bid_shade`` lowers."""
+    obs = np.asarray(observations).reshape(-1, OBS_SIZE)
+    mask = np.asarray(action_masks).reshape(len(obs), -1)
+    bids = public_bids(obs)
+    both = np.isin(bids[:, 2], _NIL_BIDS) & (np.isin(bids[:, 1], _NIL_BIDS) | np.isin(bids[:, 3], _NIL_BIDS))
+    return both & (obs[:, O_PHASE + L.PH_BID] > 0) & (mask[:, _BID_ONE] > 0)
+
+
+def shade_bids(actions: np.ndarray, rows: np.ndarray, action_masks: np.ndarray, shade: int) -> np.ndarray:
+    """``actions`` with each positive bid in ``rows`` (bool) lowered by ``shade`` tricks, never
+    below a bid of 1 and only to a legal bid (else unchanged); Nil and the rest as they are."""
+    out = np.array(actions, dtype=np.int64, copy=True)
+    if shade <= 0:
+        return out
+    mask = np.asarray(action_masks).reshape(len(out), -1)
+    hit = rows & (out > _BID_ONE) & (out <= _BID_THIRTEEN)
+    for i in np.flatnonzero(hit).tolist():
+        lowered = max(_BID_ONE, int(out[i]) - shade)
+        if mask[i, lowered] > 0:
+            out[i] = lowered
     return out
 
 
@@ -167,11 +229,14 @@ def search_bot_problem(name: Any) -> str | None:
     return None
 
 
-def search_defence_problem(bot: Any, against: Any = None, prefix: str = "", cover: Any = None) -> str | None:
+def search_defence_problem(
+    bot: Any, against: Any = None, prefix: str = "", cover: Any = None, bid_shade: Any = None
+) -> str | None:
     """Why a search defence setting cannot be used: ``bot`` (None: not given) must be a bots
     registry name, ``against`` and ``cover`` (None: not given) lists for
-    :func:`against_problem` that need a bot (an empty ``cover`` covers nothing and needs none).
-    The message names the key at fault (``prefix``
+    :func:`against_problem` that need a bot (an empty ``cover`` covers nothing and needs none),
+    ``bid_shade`` (None: not given) a :func:`bid_shade_problem` number that needs a bot when
+    not 0. The message names the key at fault (``prefix``
     before the key names, as ``policy.`` in a checkpoint's ``meta.json``); None if the setting
     can be used."""
     if bot is not None:
@@ -186,6 +251,12 @@ def search_defence_problem(bot: Any, against: Any = None, prefix: str = "", cove
             return f"key '{prefix}{key}': {problem}"
         if value and not bot:
             return f"key '{prefix}{key}' needs a bot in '{prefix}search_defence'"
+    if bid_shade is not None:
+        problem = bid_shade_problem(bid_shade)
+        if problem:
+            return f"key '{prefix}both_nil_bid_shade': {problem}"
+        if bid_shade and not bot:
+            return f"key '{prefix}both_nil_bid_shade' needs a bot in '{prefix}search_defence'"
     return None
 
 
@@ -198,9 +269,13 @@ __all__ = [
     "DEFAULT_AGAINST",
     "DEFAULT_COVER",
     "DEFENDED_BIDS",
+    "MAX_BID_SHADE",
     "SearchDefencePolicy",
     "act_search_defence",
     "against_problem",
+    "bid_shade_problem",
+    "both_nil_bid_rows",
+    "shade_bids",
     "search_bot_problem",
     "search_defence_problem",
     "search_seed",

@@ -114,7 +114,8 @@ def test_export_with_search_defence_marks_the_exported_checkpoint(tmp_path):
     p = tmp_path / "pipe.yaml"
     p.write_text(
         f"runs: {tmp_path / 'runs'}\nexport: {tmp_path / 'policy'}\nsearch_defence: search:samples=20\n"
-        f"search_defence_against: [blind_nil, nil]\nsearch_defence_cover: [nil, blind_nil]\nstages:\n"
+        f"search_defence_against: [blind_nil, nil]\nsearch_defence_cover: [nil, blind_nil]\n"
+        f"both_nil_bid_shade: 1\nstages:\n"
         f"  - {{name: a, kind: ppo, config: configs/train/smoke.yaml, updates: 1, {fast}}}\n"
     )
     final = run_pipeline(load_pipeline(p), log=lambda _: None)
@@ -123,9 +124,10 @@ def test_export_with_search_defence_marks_the_exported_checkpoint(tmp_path):
     assert meta["policy"]["search_defence"] == "search:samples=20"
     assert meta["policy"]["search_defence_against"] == ["blind_nil", "nil"]
     assert meta["policy"]["search_defence_cover"] == ["nil", "blind_nil"]
+    assert meta["policy"]["both_nil_bid_shade"] == 1
     pol = load_policy(final, seed=0)
     assert isinstance(pol, SearchDefencePolicy) and pol.against == ("blind_nil", "nil")
-    assert pol.cover == ("nil", "blind_nil")
+    assert pol.cover == ("nil", "blind_nil") and pol.bid_shade == 1
     stage = tmp_path / "runs" / "a" / "final"  # the stage's own checkpoint is left as trained
     assert "search_defence" not in (json.loads((stage / "meta.json").read_text()).get("policy") or {})
     assert isinstance(load_policy(stage, seed=0), CheckpointPolicy)
@@ -139,6 +141,7 @@ def test_the_committed_pipeline_marks_its_export_as_the_shipped_policy():
     assert pl.search_defence == shipped["search_defence"]
     assert list(pl.search_defence_against) == shipped["search_defence_against"]
     assert list(pl.search_defence_cover) == shipped["search_defence_cover"]
+    assert pl.both_nil_bid_shade == shipped.get("both_nil_bid_shade", 0)
 
 
 def test_the_documented_pipeline_example_loads(tmp_path):
@@ -151,6 +154,7 @@ def test_the_documented_pipeline_example_loads(tmp_path):
     p.write_text(example)
     pl = load_pipeline(p)
     assert pl.search_defence == "" and pl.search_defence_against == () and pl.search_defence_cover == ()
+    assert pl.both_nil_bid_shade == 0
     assert [st.name for st in pl.stages][:2] == ["bc", "bc2"]
     p.write_text("search_defence_cover: []\n" + "\n".join(example.splitlines()[1:]))
     assert load_pipeline(p).search_defence_cover == ()  # an empty cover needs no bot
@@ -185,6 +189,11 @@ def test_committed_pipelines_load():
             r"'search_defence_cover': a bid is listed twice",
         ),
         ("export: x\nsearch_defence_cover: [nil]\nstages: []\n", r"'search_defence_cover' needs a bot"),
+        ("export: x\nboth_nil_bid_shade: 1\nstages: []\n", r"'both_nil_bid_shade' needs a bot"),
+        (
+            "export: x\nsearch_defence: search\nboth_nil_bid_shade: -1\nstages: []\n",
+            r"'both_nil_bid_shade': expected a whole number of tricks 0..12, got -1",
+        ),
         (
             "stages:\n  - {name: a, kind: ppo, config: configs/train/smoke.yaml, init_from: b}\n",
             r"stages\[0\].*'init_from': 'b' is not an earlier bc or ppo stage",

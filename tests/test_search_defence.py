@@ -289,3 +289,87 @@ def test_an_empty_cover_list_covers_nothing_and_needs_no_bot(tmp_path):
     del meta["policy"]["search_defence"]
     (without / "meta.json").write_text(json.dumps(meta))
     assert isinstance(load_policy(without, seed=0), CheckpointPolicy)
+
+
+# ---- both_nil_bid_shade: the network's bids after both the partner's and an opponent's Nil -----
+
+
+def test_shade_bids_by_hand():
+    from spades_env.search_defence import shade_bids
+
+    bid = lambda b: 52 + b  # noqa: E731  (52 = Nil, 53..65 = bids 1..13)
+    actions = np.array([bid(4), bid(1), bid(0), bid(13), 5, bid(3), bid(2)])
+    rows = np.array([True, True, True, True, True, False, True])
+    mask = np.ones((len(actions), 70), dtype=np.int8)
+    assert shade_bids(actions, rows, mask, 1).tolist() == [bid(3), bid(1), bid(0), bid(12), 5, bid(3), bid(1)]
+    assert shade_bids(actions, rows, mask, 12).tolist() == [bid(1), bid(1), bid(0), bid(1), 5, bid(3), bid(1)]
+    assert shade_bids(actions, rows, mask, 0).tolist() == actions.tolist()
+    mask[0, bid(3)] = 0  # the lowered bid is not legal: the bid stays
+    assert shade_bids(actions, rows, mask, 1)[0] == bid(4)
+    assert actions[0] == bid(4)  # the input is not changed
+
+
+def test_both_nil_bid_rows_are_bids_after_the_partners_and_an_opponents_nil():
+    from spades_env.search_defence import both_nil_bid_rows
+
+    a = _rows_of_a_game(load_family(BN_OPEN)[0], 5, 400)  # L2 declares Blind Nil whenever open
+    b = _rows_of_a_game(load_family([{"base": "house"}])[0], 5, 600)  # and Nil now and then
+    obs, mask = np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]])
+    bids = public_bids(obs)
+    nil = lambda b: (b == 0) | (b == L.BID_BLIND_NIL)  # noqa: E731
+    bidding = (obs[:, O_PHASE + L.PH_BID] > 0) & (mask[:, 53] > 0)
+    want = bidding & nil(bids[:, 2]) & (nil(bids[:, 1]) | nil(bids[:, 3]))
+    got = both_nil_bid_rows(obs, mask)
+    assert got.tolist() == want.tolist() and got.any()
+    assert (bidding & nil(bids[:, 2]) & ~got).any() and (bidding & ~nil(bids[:, 2])).any()  # not every bid
+    play = (obs[:, O_PHASE + L.PH_PLAY] > 0) & nil(bids[:, 2]) & (nil(bids[:, 1]) | nil(bids[:, 3]))
+    assert play.any() and not got[play].any()  # card plays are never shaded
+
+
+def test_the_hybrid_lowers_only_the_both_nil_bids_and_batched_is_serial():
+    from spades_env.search_defence import act_search_defence, both_nil_bid_rows
+
+    rules = load_family(BN_OPEN)[0]
+    obs, mask = _rows_of_a_game(rules, 5, 400)
+    net = load_policy(V5, seed=1, rules=rules)
+
+    def make(shade):
+        return SearchDefencePolicy(net, resolve_policy("search:samples=8", 5, rules), against=("nil",), bid_shade=shade)
+
+    plain = np.array([make(0).act(o, m) for o, m in zip(obs, mask, strict=True)])
+    shaded = np.array([make(1).act(o, m) for o, m in zip(obs, mask, strict=True)])
+    rows = both_nil_bid_rows(obs, mask)
+    lowered = rows & (plain > 53) & (plain <= 65)
+    assert lowered.any()
+    assert (shaded[lowered] == plain[lowered] - 1).all()
+    assert (shaded[~lowered] == plain[~lowered]).all()
+    shades = [(0, 1, 2)[i % 3] for i in range(len(obs))]
+    want = np.array([make(s).act(o, m) for s, o, m in zip(shades, obs, mask, strict=True)])
+    got = act_search_defence([make(s) for s in shades], obs, mask)
+    assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("bad", [-1, 13, 1.5, True, "1"])
+def test_a_bad_bid_shade_is_a_clear_error(tmp_path, bad):
+    with pytest.raises(ValueError, match="bid shade: expected a whole number of tricks 0..12"):
+        SearchDefencePolicy(None, None, bid_shade=bad)
+    path = _with_search(tmp_path)
+    meta = json.loads((path / "meta.json").read_text())
+    meta["policy"]["both_nil_bid_shade"] = bad
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="policy.both_nil_bid_shade': expected a whole number"):
+        load_policy(path)
+
+
+def test_a_bid_shade_needs_a_bot_unless_it_is_zero(tmp_path):
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    shaded, zero = _with_search(tmp_path / "a"), _with_search(tmp_path / "b")
+    meta = json.loads((shaded / "meta.json").read_text())
+    del meta["policy"]["search_defence"]
+    meta["policy"]["both_nil_bid_shade"] = 1
+    (shaded / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="both_nil_bid_shade' needs a bot in 'policy.search_defence'"):
+        load_policy(shaded)
+    meta["policy"]["both_nil_bid_shade"] = 0
+    (zero / "meta.json").write_text(json.dumps(meta))
+    assert isinstance(load_policy(zero, seed=0), CheckpointPolicy)

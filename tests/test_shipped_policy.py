@@ -5,7 +5,8 @@ of rules, observation v2, its lineage in its metadata), ``spades_family_v5`` (v4
 PPO rounds), ``spades_family_v6`` (v5's network with L3 playing its cards after an opponent's
 Blind Nil), ``spades_family_v7`` (the same after an opponent's Nil too), ``spades_family_v8``
 (the same after its partner's Nil too), ``spades_family_v9`` (v8 with L3 reading the bids),
-``spades_family_v10`` (v9 searching 400 deals a card instead of 200; ``make run``) and
+``spades_family_v10`` (v9 searching 400 deals a card instead of 200), ``spades_family_v11``
+(v10 bidding a trick lower after its partner's and an opponent's Nil; ``make run``) and
 ``spades_2p_v1`` (the two-player game)."""
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ FAMILY_V7 = ROOT / "checkpoints" / "spades_family_v7"
 FAMILY_V8 = ROOT / "checkpoints" / "spades_family_v8"
 FAMILY_V9 = ROOT / "checkpoints" / "spades_family_v9"
 FAMILY_V10 = ROOT / "checkpoints" / "spades_family_v10"
+FAMILY_V11 = ROOT / "checkpoints" / "spades_family_v11"
 TWO_PLAYER = ROOT / "checkpoints" / "spades_2p_v1"
 RULES = {
     "tournament": load_rules("tournament"),
@@ -134,8 +136,8 @@ def test_v5_metadata_records_its_ppo_rounds():
 def test_make_run_plays_the_shipped_policy():
     from spades_env.checkpoint import _SHIPPED_FOR
 
-    assert "checkpoints/spades_family_v10 " in (ROOT / "Makefile").read_text()
-    assert _SHIPPED_FOR[4] == "checkpoints/spades_family_v10"
+    assert "checkpoints/spades_family_v11 " in (ROOT / "Makefile").read_text()
+    assert _SHIPPED_FOR[4] == "checkpoints/spades_family_v11"
 
 
 def test_v6_is_v5s_network_with_a_search_defence():
@@ -223,13 +225,54 @@ def test_v10_is_v9_searching_400_deals():
     assert (FAMILY_V10 / "MODEL_CARD.md").is_file()
 
 
+def test_v11_is_v10_bidding_a_trick_lower_after_both_teams_nils():
+    from spades_env.checkpoint import load_meta, load_policy
+
+    assert (FAMILY_V11 / "model.safetensors").read_bytes() == (FAMILY_V10 / "model.safetensors").read_bytes()
+    meta, meta10 = load_meta(FAMILY_V11), load_meta(FAMILY_V10)
+    assert meta["policy"] == {**meta10["policy"], "both_nil_bid_shade": 1}
+    assert {k: v for k, v in meta.items() if k not in ("policy", "derived_from")} == {
+        k: v for k, v in meta10.items() if k not in ("policy", "derived_from")
+    }
+    pol, pol10 = load_policy(FAMILY_V11, seed=0, rules="house"), load_policy(FAMILY_V10, seed=0, rules="house")
+    assert (pol.against, pol.cover, pol.search.samples) == (pol10.against, pol10.cover, pol10.search.samples)
+    assert (pol.bid_shade, pol10.bid_shade) == (1, 0)
+    assert (FAMILY_V11 / "MODEL_CARD.md").is_file()
+
+
+def test_v11_acts_as_v10_but_for_the_bids_after_both_teams_nils():
+    from spades_env.checkpoint import load_policy
+    from spades_env.search_defence import both_nil_bid_rows
+
+    rules = RULES["house"].replace(blind_nil_min_deficit=0)  # L2 declares Blind Nil when open, bids Nil now and then
+    v11, v10 = load_policy(FAMILY_V11, seed=0, rules=rules), load_policy(FAMILY_V10, seed=0, rules=rules)
+    l2 = resolve_policy("heuristic", 0, rules)
+    game = SpadesGame(rules, seed=2)
+    shaded = same = 0
+    for _ in range(300):
+        if game.is_hand_over:
+            if game.is_game_over:
+                break
+            game.next_hand()
+        obs, mask = game.observe()
+        a, b = v11.act(obs, mask), v10.act(obs, mask)
+        if both_nil_bid_rows(obs[None], mask[None])[0] and b > 53:  # a bid of 2 or more: one lower
+            assert a == b - 1
+            shaded += 1
+        else:
+            assert a == b
+            same += 1
+        game.step(l2.act(obs, mask))
+    assert shaded > 0 and same > 0
+
+
 @pytest.mark.parametrize(
     "path",
-    [FAMILY_V5, FAMILY_V6, FAMILY_V7, FAMILY_V8, FAMILY_V9, FAMILY_V10],
-    ids=["v5", "v6", "v7", "v8", "v9", "v10"],
+    [FAMILY_V5, FAMILY_V6, FAMILY_V7, FAMILY_V8, FAMILY_V9, FAMILY_V10, FAMILY_V11],
+    ids=["v5", "v6", "v7", "v8", "v9", "v10", "v11"],
 )
 @pytest.mark.parametrize("name", ["house", "short_bags7"])
-def test_v5_to_v10_play_legal_moves_and_beat_random(name, path):
+def test_v5_to_v11_play_legal_moves_and_beat_random(name, path):
     assert {"bid", "play"} <= _phases_played(path, RULES[name], 7, 400)
     boards = run_duplicate(
         (str(path), str(path)), ("random", "random"), 6, seed=3, rules=RULES[name], fmt="hand", batched=True

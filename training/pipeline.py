@@ -16,6 +16,8 @@ run folder ``<runs>/<name>``::
                                    #   bids it defends (default [blind_nil])
     # search_defence_cover: [nil, blind_nil]    # optional (with search_defence): the partner's
                                    #   bids after which it plays too (default [], none)
+    # both_nil_bid_shade: 1        # optional (with search_defence): tricks off the network's bid
+                                   #   after the partner's and an opponent's Nil (default 0)
     stages:
       - name: bc                   # behaviour cloning (training.bc)
         kind: bc
@@ -86,7 +88,15 @@ from training.config import ConfigError, config_to_dict
 KINDS = ("bc", "ppo", "rollouts")
 TRAINED = ("bc", "ppo")  # the kinds whose stages end in a checkpoint
 STAGE_KEYS = ("name", "kind", "config", "init_from", "play_by", "data_from", "updates", "stop_at", "set")
-TOP_KEYS = ("runs", "export", "search_defence", "search_defence_against", "search_defence_cover", "stages")
+TOP_KEYS = (
+    "runs",
+    "export",
+    "search_defence",
+    "search_defence_against",
+    "search_defence_cover",
+    "both_nil_bid_shade",
+    "stages",
+)
 DONE = "stage.json"
 
 
@@ -112,6 +122,7 @@ class Pipeline:
     search_defence: str = ""
     search_defence_against: tuple[str, ...] = ()
     search_defence_cover: tuple[str, ...] = ()
+    both_nil_bid_shade: int = 0
 
 
 def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
@@ -138,9 +149,10 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
     search_defence = data.get("search_defence") or ""
     against = data.get("search_defence_against")
     cover = data.get("search_defence_cover")
+    shade = data.get("both_nil_bid_shade")
     from spades_env.search_defence import search_defence_problem
 
-    problem = search_defence_problem(search_defence or None, against, cover=cover)
+    problem = search_defence_problem(search_defence or None, against, cover=cover, bid_shade=shade)
     if problem:
         raise ConfigError(f"{where}: {problem}")
     if search_defence and not export:
@@ -211,7 +223,14 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
             raise ConfigError(f"{at}: key 'set' must be a list of key=value strings, got {sets!r}")
         stages.append(Stage(name, kind, config, init_from, updates, tuple(sets), stop_at, play_by, tuple(data_from)))
     return Pipeline(
-        Path(root), export, tuple(stages), where, search_defence, tuple(against or ()), tuple(cover or ())
+        Path(root),
+        export,
+        tuple(stages),
+        where,
+        search_defence,
+        tuple(against or ()),
+        tuple(cover or ()),
+        int(shade or 0),
     )
 
 
@@ -332,6 +351,8 @@ def run_pipeline(pl: Pipeline, only: str | None = None, log=print) -> Path:
                 meta["policy"]["search_defence_against"] = list(pl.search_defence_against)
             if pl.search_defence_cover:
                 meta["policy"]["search_defence_cover"] = list(pl.search_defence_cover)
+            if pl.both_nil_bid_shade:
+                meta["policy"]["both_nil_bid_shade"] = pl.both_nil_bid_shade
             meta_path.write_text(json.dumps(meta, indent=2) + "\n")
         log(f"exported {final} to {dst}" + (f" (search_defence: {pl.search_defence})" if pl.search_defence else ""))
         final = dst
