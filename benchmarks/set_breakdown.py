@@ -3,6 +3,9 @@
     .venv/bin/python benchmarks/set_breakdown.py checkpoints/spades_family_v10
         [--opponent heuristic] [--rules house] [--boards 200] [--seed 0]
 
+``--rules`` takes what ``spades matrix --rules`` takes: a preset, a YAML file, ``no_blind``
+(the tournament rules with Blind Nil off) or a JSON object of changes to the tournament rules.
+
 Plays duplicate games to the rules' target (the policy partnered with itself against two
 ``--opponent`` players, both seatings of every board, on the batched arena) and sorts every
 hand in which a team has a contract (a positive non-Nil bid) by the Nils in it, from that
@@ -25,6 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from spades_env.arena.duplicate import run_duplicate  # noqa: E402
 from spades_env.arena.match import TeamHand  # noqa: E402
+from spades_env.arena.matrix import matrix_rules  # noqa: E402
+from spades_env.core.validate import InputError  # noqa: E402
 
 GROUPS = ("no Nil", "own Nil", "opponents' Nil", "both Nil")
 """The Nil situations of a contract, from the contracting team's side, in table order."""
@@ -98,16 +103,20 @@ def main() -> int:
     args = p.parse_args()
     if args.boards < 1:
         p.error(f"--boards must be at least 1, got {args.boards}")
+    try:
+        label, rules = matrix_rules(args.rules)
+    except InputError as exc:
+        p.error(str(exc))
     res = run_duplicate(
         (args.policy, args.policy),
         (args.opponent, args.opponent),
         args.boards,
         seed=args.seed,
-        rules=args.rules,
+        rules=rules,
         batched=True,
         progress="boards",
     )
-    print(f"\n{args.policy} + itself vs {args.opponent} x2, {args.rules} rules, {args.boards} boards, seed {args.seed}\n")
+    print(f"\n{args.policy} + itself vs {args.opponent} x2, {label} rules, {args.boards} boards, seed {args.seed}\n")
     print(table(breakdown(res)))
     return 0
 

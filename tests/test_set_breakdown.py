@@ -71,3 +71,19 @@ def test_real_play_adds_up_to_the_arena_set_counts():
         groups = g[side].values()
         assert sum(x["contracts"] for x in groups) == team["set_rate"]["n"] > 0
         assert sum(x["sets"] for x in groups) == team["set_rate"]["k"]
+
+
+def test_the_command_takes_the_matrix_rules_and_refuses_bad_ones():
+    import subprocess
+    import sys
+
+    script = str(ROOT / "benchmarks" / "set_breakdown.py")
+    run = [sys.executable, script, "heuristic", "--opponent", "greedy", "--boards", "1"]
+    ok = subprocess.run([*run, "--rules", "no_blind"], capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert "heuristic + itself vs greedy x2, no_blind rules, 1 boards, seed 0" in ok.stdout
+    assert "| policy | all |" in ok.stdout and "| opponents | all |" in ok.stdout
+    bad = subprocess.run([*run, "--rules", "nope"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "--rules 'nope': unknown rules preset 'nope'" in bad.stderr
+    zero = subprocess.run([*run[:-1], "0"], capture_output=True, text=True, timeout=300)
+    assert zero.returncode == 2 and "--boards must be at least 1, got 0" in zero.stderr
