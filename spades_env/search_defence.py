@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from spades_env.core import layout as L
-from spades_env.core.actions import BID_BASE
+from spades_env.core.actions import MAX_BID, bid_action
 from spades_env.observation import O_PHASE, OBS_SIZE, public_bids
 
 DEFENDED_BIDS = {"blind_nil": L.BID_BLIND_NIL, "nil": 0}
@@ -44,12 +44,11 @@ DEFAULT_AGAINST = ("blind_nil",)
 DEFAULT_COVER: tuple[str, ...] = ()
 """The partner's bids a checkpoint's search covers when its meta does not say: none (v6, v7)."""
 
-MAX_BID_SHADE = 12
-"""The most tricks ``both_nil_bid_shade`` may take off a bid (13 - 1: a bid stays at least 1)."""
+MAX_BID_SHADE = MAX_BID - 1
+"""The most tricks ``both_nil_bid_shade`` may take off a bid (a bid stays at least 1)."""
 
-_NIL_BIDS = np.array([0, L.BID_BLIND_NIL], dtype=np.int64)
-_BID_ONE = BID_BASE + 1
-_BID_THIRTEEN = BID_BASE + 13
+_NIL_BIDS = np.array(sorted(DEFENDED_BIDS.values()), dtype=np.int64)  # Nil and Blind Nil
+_BID_ONE, _BID_TOP = bid_action(1), bid_action(MAX_BID)
 
 
 def against_problem(value: Any, allow_empty: bool = False) -> str | None:
@@ -146,7 +145,8 @@ class SearchDefencePolicy:
         if _rows_after(observation, action_mask, self._wanted, self._covered)[0]:
             return int(self.search.act(observation, action_mask))
         action = int(self.net.act(observation, action_mask))
-        if self.bid_shade and both_nil_bid_rows(observation, action_mask)[0]:
+        bidding = observation[O_PHASE + L.PH_BID] > 0
+        if self.bid_shade and bidding and both_nil_bid_rows(observation, action_mask)[0]:
             action = int(shade_bids(np.array([action]), np.array([True]), action_mask, self.bid_shade)[0])
         return action
 
@@ -207,7 +207,7 @@ def shade_bids(actions: np.ndarray, rows: np.ndarray, action_masks: np.ndarray, 
     if shade <= 0:
         return out
     mask = np.asarray(action_masks).reshape(len(out), -1)
-    hit = rows & (out > _BID_ONE) & (out <= _BID_THIRTEEN)
+    hit = rows & (out > _BID_ONE) & (out <= _BID_TOP)
     for i in np.flatnonzero(hit).tolist():
         lowered = max(_BID_ONE, int(out[i]) - shade)
         if mask[i, lowered] > 0:
