@@ -61,9 +61,9 @@ def _spec(name: str, worktree: str):
 def play_row(preset, a, b, min_hands: int, workers: int, seed: int, worktree: str, label: str) -> dict:
     """Boards of A against B until ``min_hands`` hands are played; the arena's summary. A team
     is one name (two of it) or a pair of names (a mixed pair: four runs per deal)."""
-    from spades_env.arena.duplicate import make_jobs, play_board
-    from spades_env.arena.stats import summarize
     from spades_env.core.rules import load_rules
+    from spades_env.eval.duplicate import make_jobs, play_board
+    from spades_env.eval.stats import summarize
 
     base = PRESETS[preset]
     rules = load_rules(base) if isinstance(base, str) else load_rules("tournament").replace(**base)
@@ -92,9 +92,9 @@ def play_row(preset, a, b, min_hands: int, workers: int, seed: int, worktree: st
 
 def search_timing(search: str, hands: int = 3) -> dict[str, float]:
     """Mean seconds per decision of the search by phase (tournament rules, four search seats)."""
-    from spades_env.bots import make_policy
     from spades_env.core.game import SpadesGame
-    from spades_env.observation import OBS_SIZE, encode_observation
+    from spades_env.core.observation import OBS_SIZE, encode_observation
+    from spades_env.policies.bots import make_policy
 
     g = SpadesGame("tournament", seed=11)
     pols = [make_policy(search, seed=s) for s in range(4)]
@@ -164,10 +164,10 @@ def main() -> int:
     import subprocess
 
     # every module the workers need, imported before they fork (nothing re-read mid-run)
-    import spades_env.bots.greedy  # noqa: F401
-    import spades_env.bots.heuristic  # noqa: F401
-    import spades_env.bots.search  # noqa: F401
-    from spades_env.bots.blind_value import table_summary
+    import spades_env.policies.bots.greedy  # noqa: F401
+    import spades_env.policies.bots.heuristic  # noqa: F401
+    import spades_env.policies.bots.search  # noqa: F401
+    from spades_env.policies.bots.blind_value import table_summary
 
     all_rows = rows(a.search)
     names = list(all_rows) if a.rows == "all" else [r.strip() for r in a.rows.split(",")]

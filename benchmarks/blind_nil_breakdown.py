@@ -23,10 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spades_env.arena.duplicate import run_duplicate  # noqa: E402
-from spades_env.arena.match import HandRecord  # noqa: E402
 from spades_env.core import layout as L  # noqa: E402
 from spades_env.core.rules import load_rules  # noqa: E402
+from spades_env.eval.duplicate import run_duplicate  # noqa: E402
+from spades_env.eval.match import HandRecord  # noqa: E402
 
 
 def situation(gap: int, deficit: int = 100) -> str:

@@ -21,11 +21,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spades_env.bots import make_policy  # noqa: E402
 from spades_env.core import layout as L  # noqa: E402
 from spades_env.core.game import SpadesGame  # noqa: E402
 from spades_env.core.rules import load_rules  # noqa: E402
-from spades_env.driver import bind_true_state, drive  # noqa: E402
+from spades_env.policies.bots import make_policy  # noqa: E402
+from spades_env.policies.driver import bind_true_state, drive  # noqa: E402
 
 
 class _Timed:
@@ -47,7 +47,7 @@ def play(
     policies, rules, seed: int, max_hands: int | None = None, stats=None, clock=None
 ) -> tuple[int, int, int]:
     """Play one game to the target (or ``max_hands`` hands) with ``policies[seat]``, one hand
-    at a time through the one driver (``spades_env.driver.drive``, one-hand episodes).
+    at a time through the one driver (``spades_env.policies.driver.drive``, one-hand episodes).
     Returns (score NS, score EW, hands); appends per-hand records to ``stats`` and adds
     per-seat (seconds, card-play decisions) to ``clock``."""
     g = SpadesGame(rules, seed=seed, episode="hand")

@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 
 PEER_L2 = r"""
 import sys, time, numpy as np
-from spades_env.bots import make_policy
+from spades_env.policies.bots import make_policy
 obs = np.load(sys.argv[1]); mask = np.load(sys.argv[2])
 bot = make_policy("heuristic", seed=0)
 for i in range(min(200, len(obs))):
@@ -59,8 +59,8 @@ print(n / (time.perf_counter() - t))
 
 def record(decisions: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Observations and masks of L2 playing every seat of 256 games (untimed)."""
-    from spades_env.bots.heuristic import heuristic_actions
-    from spades_env.vector import VectorSpades
+    from spades_env.envs.vector import VectorSpades
+    from spades_env.policies.bots.heuristic import heuristic_actions
 
     eng = VectorSpades(256, "tournament", seed=seed)
     res = eng.reset(seed=seed)
@@ -90,8 +90,8 @@ def main() -> int:
     a = ap.parse_args()
     import numba
 
-    from spades_env.bots.heuristic import HeuristicPolicy, heuristic_actions
-    from spades_env.observation import OBS_V1_SIZE, convert_observation
+    from spades_env.core.observation import OBS_V1_SIZE, convert_observation
+    from spades_env.policies.bots.heuristic import HeuristicPolicy, heuristic_actions
 
     wt = Path(a.worktree)
     if not wt.exists():

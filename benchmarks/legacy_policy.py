@@ -5,7 +5,7 @@
 server process running the old code (``PYTHONPATH`` = the worktree, the same interpreter),
 one old bot instance per policy, so stateful old bots keep their own memory. Observations of
 this revision are converted to the old revision's version first
-(:func:`spades_env.observation.convert_observation`).
+(:func:`spades_env.core.observation.convert_observation`).
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from spades_env.core.actions import NUM_ACTIONS
-from spades_env.observation import convert_observation
+from spades_env.core.observation import convert_observation
 
 _SERVER = r"""
 import json, struct, sys
 import numpy as np
-from spades_env.bots import make_policy
-from spades_env.observation import OBS_SIZE
+from spades_env.policies.bots import make_policy
+from spades_env.core.observation import OBS_SIZE
 inp, out = sys.stdin.buffer, sys.stdout.buffer
 bots = {}
 while True:

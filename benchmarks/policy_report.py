@@ -55,9 +55,9 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("runs/policy_report"))
     a = ap.parse_args()
     # every module the workers need, imported before they fork
-    import spades_env.bots.heuristic  # noqa: F401
-    import spades_env.bots.search  # noqa: F401
-    import spades_env.checkpoint  # noqa: F401
+    import spades_env.policies.bots.heuristic  # noqa: F401
+    import spades_env.policies.bots.search  # noqa: F401
+    import spades_env.policies.checkpoint  # noqa: F401
 
     table = rows(a.policy, a.search)
     names = [r.strip() for r in a.rows.split(",") if r.strip()]

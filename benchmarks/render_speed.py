@@ -1,4 +1,4 @@
-"""rgb_array frames per second: spades_env.render against PettingZoo's texas_holdem_v4.
+"""rgb_array frames per second: spades_env.io.render against PettingZoo's texas_holdem_v4.
 
 A game of random legal moves is rendered after every action, as ``RecordVideo`` does: first
 the picture alone (``render_rgb``: a copy of the cached table, card sprites pasted, text), then
@@ -20,7 +20,7 @@ import numpy as np
 
 import spades_env
 from spades_env.core.game import SpadesGame
-from spades_env.render import render_rgb
+from spades_env.io.render import render_rgb
 
 
 def best_fps(step: Callable[[], None], seconds: float, repeat: int) -> float:
@@ -95,7 +95,7 @@ def main() -> None:
     frame = render_rgb(SpadesGame(seed=0))
     print(f"frame {frame.shape[1]}x{frame.shape[0]} RGB; best of {args.repeat} x {args.seconds:g} s")
     rows: list[tuple[str, Callable[[], Callable[[], None]]]] = [
-        ("spades_env.render.render_rgb (picture only)", picture_only),
+        ("spades_env.io.render.render_rgb (picture only)", picture_only),
         (
             "spades_env.env(render_mode='rgb_array')",
             lambda: aec(lambda: spades_env.env(render_mode="rgb_array")),

@@ -24,15 +24,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spades_env.arena.matrix import matrix_rules, matrix_table, run_matrix  # noqa: E402
-from spades_env.checkpoint import load_policy  # noqa: E402
-from spades_env.resolve import resolve_policy  # noqa: E402
-from spades_env.search_defence import (  # noqa: E402
+from spades_env.eval.matrix import matrix_rules, matrix_table, run_matrix  # noqa: E402
+from spades_env.policies.checkpoint import load_policy  # noqa: E402
+from spades_env.policies.composite import (  # noqa: E402
     DEFAULT_AGAINST,
     DEFENDED_BIDS,
     SearchDefencePolicy,
     search_seed,
 )
+from spades_env.policies.registry import resolve_policy  # noqa: E402
 
 
 class SearchDefence:

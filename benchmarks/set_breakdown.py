@@ -26,10 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spades_env.arena.duplicate import run_duplicate  # noqa: E402
-from spades_env.arena.match import TeamHand  # noqa: E402
-from spades_env.arena.matrix import matrix_rules  # noqa: E402
 from spades_env.core.validate import InputError  # noqa: E402
+from spades_env.eval.duplicate import run_duplicate  # noqa: E402
+from spades_env.eval.match import TeamHand  # noqa: E402
+from spades_env.eval.matrix import matrix_rules  # noqa: E402
 
 GROUPS = ("no Nil", "own Nil", "opponents' Nil", "both Nil")
 """The Nil situations of a contract, from the contracting team's side, in table order."""

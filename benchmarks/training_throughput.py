@@ -249,8 +249,8 @@ class SB3:
     def __init__(self, config: str, seed: int = 0) -> None:
         from sb3_contrib import MaskablePPO
 
-        from spades_env.policy import RandomPolicy
-        from spades_env.vector_adapters import SpadesSB3VecEnv
+        from spades_env.envs.vector_adapters import SpadesSB3VecEnv
+        from spades_env.policies.base import RandomPolicy
         from training.ppo import load_train_config
 
         cfg = load_train_config(config)

@@ -71,8 +71,8 @@ except ModuleNotFoundError:  # run from a checkout without installing
 import numba  # noqa: E402
 
 from spades_env.core import layout as L  # noqa: E402
-from spades_env.observation import OBS_SIZE  # noqa: E402
-from spades_env.vector import CompiledRandomLegal, RandomLegal, VectorSpades  # noqa: E402
+from spades_env.core.observation import OBS_SIZE  # noqa: E402
+from spades_env.envs.vector import CompiledRandomLegal, RandomLegal, VectorSpades  # noqa: E402
 
 OPENSPIEL_DECISIONS_PER_GAME = 56  # 4 bids + 52 cards; checked before timing
 
@@ -80,7 +80,7 @@ _COMPILE_SNIPPET = """
 import time
 t = time.perf_counter()
 import numpy as np
-from spades_env.vector import VectorSpades
+from spades_env.envs.vector import VectorSpades
 for parallel in (False, True):
     v = VectorSpades(8, "tournament", seed=0, parallel=parallel)
     r = v.step(np.argmax(v.reset(0).mask, axis=1))
@@ -124,7 +124,7 @@ for line in sys.stdin:
 _ENGINE_WORKER = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from spades_env.vector import CompiledRandomLegal, VectorSpades
+from spades_env.envs.vector import CompiledRandomLegal, VectorSpades
 B = int(sys.argv[2])
 v = VectorSpades(B, "tournament", episode="game", seed=1, obs_dtype="uint8")
 sample = CompiledRandomLegal(B, seed=0)

@@ -22,8 +22,8 @@ from spades_env.core.actions import (
 )
 from spades_env.core.cards import RANK_CHARS, card_from_str, card_to_str
 from spades_env.core.game import SpadesGame
+from spades_env.core.observation import OBS_SIZE, SLICES, encode_observation
 from spades_env.core.rules import load_rules
-from spades_env.observation import OBS_SIZE, SLICES, encode_observation
 
 SUITS_BY_CHAR = {"C": 0, "D": 1, "H": 2, "S": 3}
 

@@ -7,16 +7,16 @@ import json
 import numpy as np
 import pytest
 
-from spades_env.arena import match as arena_match
-from spades_env.arena.duplicate import BoardResult, Seating, make_jobs, play_board, run_duplicate, seatings
-from spades_env.arena.stats import bootstrap_ci, summarize, wilson_ci
-from spades_env.arena.tournament import draw_bracket, run_bracket, run_mixed_table, run_round_robin
 from spades_env.cli import main
 from spades_env.core import layout as L
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import RulesConfig
 from spades_env.core.scoring import score_hand
-from spades_env.policy import RandomPolicy
+from spades_env.eval import match as arena_match
+from spades_env.eval.duplicate import BoardResult, Seating, make_jobs, play_board, run_duplicate, seatings
+from spades_env.eval.stats import bootstrap_ci, summarize, wilson_ci
+from spades_env.eval.tournament import draw_bracket, run_bracket, run_mixed_table, run_round_robin
+from spades_env.policies.base import RandomPolicy
 
 RULES = RulesConfig().replace(max_hands=3)
 

@@ -1,4 +1,4 @@
-"""Batched evaluation (spades_env.arena.batched) gives the one-at-a-time path's results exactly."""
+"""Batched evaluation (spades_env.eval.batched) gives the one-at-a-time path's results exactly."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spades_env.arena.batched import decide, play_boards_batched
-from spades_env.arena.duplicate import make_jobs, play_boards
-from spades_env.checkpoint import CheckpointPolicy, NumpyActor, act_policies, load_policy
 from spades_env.cli import main
 from spades_env.core.game import SpadesGame
+from spades_env.core.observation import OBS_SIZE
 from spades_env.core.rules import load_rules
-from spades_env.observation import OBS_SIZE
-from spades_env.policy import RandomPolicy
-from spades_env.vector import RandomLegal, VectorSpades
+from spades_env.envs.vector import RandomLegal, VectorSpades
+from spades_env.eval.batched import decide, play_boards_batched
+from spades_env.eval.duplicate import make_jobs, play_boards
+from spades_env.policies.base import RandomPolicy
+from spades_env.policies.checkpoint import CheckpointPolicy, NumpyActor, act_policies, load_policy
 
 SHIPPED = str(Path(__file__).resolve().parents[1] / "checkpoints" / "spades_ppo_v1")
 
@@ -110,8 +110,8 @@ def test_act_batch_with_ties_and_random_weights(deterministic):
 
 
 def test_decide_random_and_heuristic_rows():
-    from spades_env.bots.greedy import GreedyPolicy
-    from spades_env.bots.heuristic import BlindNilPolicy, HeuristicPolicy
+    from spades_env.policies.bots.greedy import GreedyPolicy
+    from spades_env.policies.bots.heuristic import BlindNilPolicy, HeuristicPolicy
 
     obs, masks = _observations(n_games=16, steps=30)
 
@@ -159,7 +159,7 @@ def test_gauntlet_cli_json_identical_both_paths(tmp_path):
 
 
 def test_batched_on_two_processes_equals_one_at_a_time():
-    from spades_env.arena.duplicate import run_duplicate
+    from spades_env.eval.duplicate import run_duplicate
 
     rules = load_rules("tournament").replace(target_score=120)
     teams = ((SHIPPED, "heuristic"), ("random", "random"))

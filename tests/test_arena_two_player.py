@@ -9,17 +9,17 @@ import json
 import pytest
 from test_arena import FIRST, LAST, FirstLegal, LastLegal
 
-from spades_env.arena import match as arena_match
-from spades_env.arena.batched import play_boards_batched
-from spades_env.arena.duplicate import make_jobs, play_board, play_boards, run_duplicate, seatings
-from spades_env.arena.gauntlet import run_gauntlet
-from spades_env.arena.stats import summarize
-from spades_env.arena.tournament import run_mixed_table
 from spades_env.cli import main
 from spades_env.core import layout as L
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import load_rules
 from spades_env.core.validate import InputError
+from spades_env.eval import match as arena_match
+from spades_env.eval.batched import play_boards_batched
+from spades_env.eval.duplicate import make_jobs, play_board, play_boards, run_duplicate, seatings
+from spades_env.eval.gauntlet import run_gauntlet
+from spades_env.eval.stats import summarize
+from spades_env.eval.tournament import run_mixed_table
 
 TWO = load_rules("two_player").replace(max_hands=3)
 

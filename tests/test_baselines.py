@@ -9,9 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spades_env.bots import make_policy
-from spades_env.bots.blind_sim import build_table
-from spades_env.bots.blind_value import (
+from spades_env.core import layout as L
+from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE
+from spades_env.core.cards import card_from_str
+from spades_env.core.game import SpadesGame
+from spades_env.core.observation import OBS_SIZE, decode, encode_observation
+from spades_env.core.rules import load_rules
+from spades_env.envs.vector import VectorSpades
+from spades_env.policies.bots import make_policy
+from spades_env.policies.bots.blind_sim import build_table
+from spades_env.policies.bots.blind_value import (
     CACHE_ENTRIES,
     NUM_CONFIGS,
     OPT_BLIND,
@@ -24,14 +31,7 @@ from spades_env.bots.blind_value import (
     table_summary,
     win_chance,
 )
-from spades_env.bots.heuristic import BlindNilPolicy, HeuristicPolicy, heuristic_actions
-from spades_env.core import layout as L
-from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE
-from spades_env.core.cards import card_from_str
-from spades_env.core.game import SpadesGame
-from spades_env.core.rules import load_rules
-from spades_env.observation import OBS_SIZE, decode, encode_observation
-from spades_env.vector import VectorSpades
+from spades_env.policies.bots.heuristic import BlindNilPolicy, HeuristicPolicy, heuristic_actions
 
 
 def _obs(g: SpadesGame, seat: int) -> tuple[np.ndarray, np.ndarray]:
@@ -290,7 +290,7 @@ def _lead_row(hand: str, bids: list[int], shown_out: list[int], played: list[str
 
 
 def test_cover_leads_the_suit_the_nil_bidder_is_out_of():
-    from spades_env.bots.l2 import choose_card
+    from spades_env.policies.bots.l2 import choose_card
 
     params = load_rules(TOURNAMENT).to_params()
     hand = "TC JC 7H 8H 9H 4D 5D 6S 7S"
@@ -303,7 +303,7 @@ def test_cover_leads_the_suit_the_nil_bidder_is_out_of():
 
 
 def test_attack_leads_low_in_a_suit_the_nil_bidder_still_holds():
-    from spades_env.bots.l2 import choose_card
+    from spades_env.policies.bots.l2 import choose_card
 
     params = load_rules(TOURNAMENT).to_params()
     hand = "2C 9C KC 3D QD 4H AH 8S"
@@ -377,7 +377,7 @@ def test_search_bids_by_sampling_and_leaves_its_partner_room():
 
 
 def test_shipped_table_is_what_its_command_makes():
-    # `python -m spades_env.bots.blind_sim --deals 4000 --seed 0`: the first deals of every entry
+    # `python -m spades_env.policies.bots.blind_sim --deals 4000 --seed 0`: the first deals of every entry
     assert np.array_equal(build_table(40, seed=0, progress=False), load_table()[:, :40])
 
 
@@ -397,7 +397,7 @@ def test_search_with_card_search_off_plays_l2s_cards():
 
 
 def test_parallel_l2_fills_the_blind_nil_cache_before_its_threads():
-    from spades_env.bots.l2 import l2_act_batch, l2_act_batch_serial
+    from spades_env.policies.bots.l2 import l2_act_batch, l2_act_batch_serial
 
     family = ["tournament", {"name": "short", "target_score": 300, "bag_limit": 7}]
     eng = VectorSpades(32, family, seed=4, rules_weights=[1.0, 1.0])

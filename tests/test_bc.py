@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from spades_env.core.observation import O_SCORES, OBS_SIZE, obs_bounds  # noqa: E402
 from spades_env.core.rules import load_rules  # noqa: E402
-from spades_env.observation import O_SCORES, OBS_SIZE, obs_bounds  # noqa: E402
 from training.bc import fit, load_bc_config, run, teacher_chunk  # noqa: E402
 from training.checkpoint import CheckpointError, load_checkpoint  # noqa: E402
 from training.config import ConfigError  # noqa: E402
@@ -105,7 +105,7 @@ def test_bc_run_saves_a_deterministic_policy_and_ppo_starts_from_it(tmp_path):
     ck = run(load_bc_config(BC, TINY), tmp_path / "bc")
     model, meta = load_checkpoint(ck)
     assert meta["bc"]["teacher"] == "greedy" and meta["policy"]["deterministic"] is True
-    from spades_env.arena import resolve_policy
+    from spades_env.eval import resolve_policy
 
     pol = resolve_policy(str(ck), 0, load_rules("tournament"))
     assert pol.deterministic
@@ -144,7 +144,7 @@ def test_init_from_checks_the_path_and_shapes(tmp_path):
 def test_teacher_data_from_l3_over_a_rules_family_is_l3s_choice():
     """A one-decision-at-a-time teacher (L3) over a rules family: each recorded action is what
     that seat's L3 chooses from the recorded observation."""
-    from spades_env.bots import make_policy
+    from spades_env.policies.bots import make_policy
 
     family = ["tournament", {"name": "no_blind", "blind_nil": False, "blind_nil_exchange": 0}]
     data = teacher_chunk(family, "search:samples=4", 300, 4, seed=9, rules_weights=[1.0, 1.0])
@@ -205,7 +205,7 @@ def test_bc_init_from_and_bidding_weight(tmp_path):
 
 def test_dagger_data_labels_the_students_states_with_the_teachers_actions(tmp_path):
     """``play_by``: the student plays a share of the decisions; every label is the teacher's."""
-    from spades_env.bots import make_policy
+    from spades_env.policies.bots import make_policy
 
     plain = teacher_chunk("tournament", "heuristic", 800, 8, seed=6)
     mixed = teacher_chunk("tournament", "heuristic", 800, 8, seed=6, play_by="random", play_share=0.5)
@@ -319,7 +319,7 @@ def test_l3_values_are_its_searched_margins_and_soft_data_records_them(tmp_path)
     """L3's ``last_values`` hold a mean margin for each searched legal action (its choice the
     best card), and a soft-target chunk records them beside the label."""
     from spades_env.core import layout as L
-    from spades_env.observation import O_PHASE
+    from spades_env.core.observation import O_PHASE
     from training import bc as bc_mod
 
     data = teacher_chunk("tournament", "search:samples=4", 240, 4, seed=2, values=True)
@@ -387,7 +387,7 @@ def test_data_from_fits_on_earlier_runs_chunks(tmp_path):
 
 def test_card_play_regret_is_the_teachers_value_given_up():
     from spades_env.core import layout as L
-    from spades_env.observation import O_PHASE, STATE_VEC_SIZE
+    from spades_env.core.observation import O_PHASE, STATE_VEC_SIZE
     from training.bc import card_play_regret
     from training.network import ActorCritic
 

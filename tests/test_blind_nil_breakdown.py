@@ -6,9 +6,9 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from spades_env.arena.duplicate import BoardResult, Seating
-from spades_env.arena.match import HandRecord, PlayResult, TeamHand
 from spades_env.core import layout as L
+from spades_env.eval.duplicate import BoardResult, Seating
+from spades_env.eval.match import HandRecord, PlayResult, TeamHand
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("blind_nil_breakdown", ROOT / "benchmarks" / "blind_nil_breakdown.py")
@@ -48,7 +48,7 @@ def test_groups_by_score_before_the_hand_and_blind_nil():
 
 
 def test_real_play_contributions_add_up_to_the_margin():
-    from spades_env.arena.duplicate import run_duplicate
+    from spades_env.eval.duplicate import run_duplicate
 
     res = run_duplicate(("blind", "blind"), ("heuristic", "heuristic"), 4, seed=3, rules="house", batched=True)
     g = bnb.breakdown(res, 100)

@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spades_env.bots import PolicyNameError, make_policy, needs_true_state, parse_policy_name
-from spades_env.bots.heuristic import HeuristicPolicy, estimate_tricks
-from spades_env.bots.search import CheatingPolicy, SearchPolicy
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_SEE_CARDS, BID_BASE
 from spades_env.core.cards import card_from_str, cards_from_mask, mask_from_cards
 from spades_env.core.game import SpadesGame
+from spades_env.core.observation import OBS_SIZE, decode, encode_observation
 from spades_env.core.rules import load_rules
-from spades_env.observation import OBS_SIZE, decode, encode_observation
-from spades_env.pettingzoo_env import raw_env
+from spades_env.envs.aec import raw_env
+from spades_env.policies.bots import PolicyNameError, make_policy, needs_true_state, parse_policy_name
+from spades_env.policies.bots.heuristic import HeuristicPolicy, estimate_tricks
+from spades_env.policies.bots.search import CheatingPolicy, SearchPolicy
 
 BOTS = ("greedy", "heuristic", "search:samples=3", "random")
 

@@ -1,4 +1,4 @@
-"""spades_env.checkpoint: checkpoints read and played with NumPy only.
+"""spades_env.policies.checkpoint: checkpoints read and played with NumPy only.
 
 The NumPy forward pass equals the torch network of training/ (shipped checkpoint and random
 weights), the own safetensors reader equals the safetensors library, corrupt files and
@@ -17,7 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spades_env.checkpoint import (
+from spades_env.core.game import SpadesGame
+from spades_env.core.observation import OBS_SIZE, OBS_VERSION, encode_observation
+from spades_env.core.rules import load_rules
+from spades_env.policies.checkpoint import (
     OBS_SIZES,
     CheckpointError,
     CheckpointPolicy,
@@ -27,9 +30,6 @@ from spades_env.checkpoint import (
     load_policy,
     read_safetensors,
 )
-from spades_env.core.game import SpadesGame
-from spades_env.core.rules import load_rules
-from spades_env.observation import OBS_SIZE, OBS_VERSION, encode_observation
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "checkpoints" / "spades_ppo_v1"
@@ -55,7 +55,7 @@ def _game_observations(n: int = 200, seed: int = 5) -> tuple[np.ndarray, np.ndar
 def _as_version(obs: np.ndarray, version: int) -> np.ndarray:
     if version == OBS_VERSION:
         return obs
-    from spades_env.observation import convert_observation
+    from spades_env.core.observation import convert_observation
 
     return convert_observation(obs, version)
 
@@ -128,15 +128,15 @@ def test_numpy_policy_plays_as_the_torch_policy():
 def test_shipped_checkpoint_loads_without_torch():
     code = (
         "import sys\n"
-        "from spades_env.checkpoint import load_policy\n"
-        "from spades_env.arena import resolve_policy\n"
+        "from spades_env.policies.checkpoint import load_policy\n"
+        "from spades_env.eval import resolve_policy\n"
         "from spades_env.core.rules import load_rules\n"
         f"p = resolve_policy({str(SHIPPED)!r}, 0, load_rules('tournament'))\n"
         "print(type(p).__module__, p.deterministic, 'torch' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["spades_env.checkpoint", "True", "False"]
+    assert out.stdout.split() == ["spades_env.policies.checkpoint", "True", "False"]
 
 
 # ---- the safetensors reader --------------------------------------------------------------------

@@ -6,7 +6,7 @@ import json
 
 from spades_env.cli import main
 from spades_env.core.cards import RANK_CHARS
-from spades_env.records import FORMAT, load_record, replay_record
+from spades_env.io.records import FORMAT, load_record, replay_record
 
 
 def _one_suit_record() -> dict:

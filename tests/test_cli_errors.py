@@ -15,7 +15,7 @@ import pytest
 from spades_env.cli import main
 from spades_env.core.cards import RANK_CHARS
 from spades_env.core.game import SpadesGame
-from spades_env.records import record_from_game
+from spades_env.io.records import record_from_game
 
 
 def spades(*args: str, cwd) -> subprocess.CompletedProcess:
@@ -42,7 +42,7 @@ def assert_one_line(proc: subprocess.CompletedProcess, command: str, words: str,
 CRASH_SCRIPT = textwrap.dedent(
     """
     import numpy as np
-    from spades_env.vector import VectorSpades
+    from spades_env.envs.vector import VectorSpades
     from spades_env.core.validate import InputError
 
     v4, v2 = VectorSpades(2, seed=0), VectorSpades(2, rules="two_player", seed=0)
@@ -200,7 +200,7 @@ def test_empty_duplicate_and_non_utf8_rules_files(tmp_path):
 
 # ---- what the CLI catches -------------------------------------------------------------------------
 def test_only_the_packages_own_errors_become_one_line(monkeypatch, capsys):
-    from spades_env.commands import demo
+    from spades_env.cli import demo
     from spades_env.core.validate import InputError
 
     def own(args):
@@ -221,7 +221,7 @@ ENCODE_SCRIPT = textwrap.dedent(
     """
     import numpy as np
     from spades_env.core.game import SpadesGame
-    from spades_env.observation import OBS_SIZE, encode_observation
+    from spades_env.core.observation import OBS_SIZE, encode_observation
 
     g = SpadesGame(seed=0)
     for seat, size in ((-1, 771), (-1, OBS_SIZE), (4, OBS_SIZE), (100000, OBS_SIZE)):

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from spades_env.arena.gauntlet import gauntlet_matchups, gauntlet_table, run_gauntlet
 from spades_env.cli import main
 from spades_env.core.rules import load_rules
+from spades_env.eval.gauntlet import gauntlet_matchups, gauntlet_table, run_gauntlet
 
 
 def test_matchups_self_partnered_then_mixed():

@@ -13,14 +13,14 @@ import pytest
 
 import spades_env
 from spades_env.core.game import IllegalActionError
-from spades_env.gym_env import SpadesGymEnv
+from spades_env.envs.gym_env import SpadesGymEnv
 
 
 def test_registered_on_import_of_the_package():
     code = "import gymnasium, spades_env; e = gymnasium.make('Spades-v0'); print(e.reset(seed=0)[0].shape)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == f"({spades_env.observation.OBS_SIZE},)"
+    assert out.stdout.strip() == f"({spades_env.core.observation.OBS_SIZE},)"
     # the module-qualified id imports the package itself (spawned workers)
     code = "import gymnasium; e = gymnasium.make('spades_env:Spades-v0'); print(e.spec.id)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -108,7 +108,7 @@ def test_make_vec_env(kind):
         )
     try:
         obs = venv.reset()
-        assert obs.shape == (2, spades_env.observation.OBS_SIZE)
+        assert obs.shape == (2, spades_env.core.observation.OBS_SIZE)
         for _ in range(30):
             masks = np.array(venv.env_method("action_masks"))
             actions = np.array([np.flatnonzero(m)[0] for m in masks])

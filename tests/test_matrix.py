@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from spades_env.arena.matrix import matrix_rules, matrix_table, run_matrix
 from spades_env.cli import main
 from spades_env.core.validate import InputError
+from spades_env.eval.matrix import matrix_rules, matrix_table, run_matrix
 
 
 def test_matrix_rules_items():
@@ -63,8 +63,8 @@ def test_matrix_command_errors(capsys):
 def test_matrix_workers_default_to_the_available_cpus(monkeypatch, capsys):
     import os
 
-    import spades_env.arena.matrix as matrix_mod
-    from spades_env.arena.duplicate import available_cpus
+    import spades_env.eval.matrix as matrix_mod
+    from spades_env.eval.duplicate import available_cpus
 
     assert 1 <= available_cpus() <= (os.cpu_count() or 1)
     seen = []

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE  # noqa: E402
+from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE  # noqa: E402
 from training import network  # noqa: E402
 from training.allocator import keep_freed_memory  # noqa: E402
 from training.network import (  # noqa: E402

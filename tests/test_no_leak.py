@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from spades_env import SpadesGame, load_rules
 from spades_env.core import layout as L
 from spades_env.core.engine import legal_mask
-from spades_env.observation import OBS_SIZE, SLICES, encode_observation, hand_hidden
+from spades_env.core.observation import OBS_SIZE, SLICES, encode_observation, hand_hidden
 
 RULES = {
     "tournament": load_rules({"max_hands": 3}),

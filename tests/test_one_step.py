@@ -13,14 +13,21 @@ import pytest
 
 import spades_env
 from spades_env.core.actions import NUM_ACTIONS
-from spades_env.core.episode import ILLEGAL_MODES, RUNNING, TERMINATED, TRUNCATED, settle
+from spades_env.core.episode import (
+    ILLEGAL_MODES,
+    RUNNING,
+    TERMINATED,
+    TRUNCATED,
+    episode_code,
+    reward_code,
+    settle,
+)
 from spades_env.core.game import IllegalActionError, SpadesGame
+from spades_env.core.observation import OBS_SIZE, encode_observation
 from spades_env.core.rules import load_rules
-from spades_env.driver import drive, seated_actions
-from spades_env.episode import episode_code, reward_code
-from spades_env.observation import OBS_SIZE, encode_observation
-from spades_env.policy import RandomPolicy
-from spades_env.vector import VectorSpades
+from spades_env.envs.vector import VectorSpades
+from spades_env.policies.base import RandomPolicy
+from spades_env.policies.driver import drive, seated_actions
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = {"max_hands": 3}
@@ -240,7 +247,7 @@ def test_vector_engine_and_adapter_games_equal_the_facade_games():
         ref, _ = replay(rules, int(seeds[i]), acts[i])
         assert np.array_equal(v.states[i], ref.state)
     # the learner adapter: deterministic opponents, the learner's actions replayed
-    from spades_env.vector_adapters import LearnerDriver
+    from spades_env.envs.vector_adapters import LearnerDriver
 
     d = LearnerDriver(3, rules, opponents=FirstLegal(), seed=5)
     obs, mask = d.reset(5)
@@ -264,8 +271,8 @@ def test_vector_engine_and_adapter_games_equal_the_facade_games():
 
 @pytest.mark.parametrize("fmt", ["hand", "game", "match"])
 def test_arena_demo_and_bc_games_equal_the_facade_games(fmt):
-    from spades_env.arena import play
-    from spades_env.commands.demo import play_random_game
+    from spades_env.cli.demo import play_random_game
+    from spades_env.eval import play
 
     rules = load_rules("tournament").replace(max_hands=4)
     g = SpadesGame(rules, seed=6)
@@ -292,7 +299,7 @@ def test_arena_demo_and_bc_games_equal_the_facade_games(fmt):
 
 # ---- one illegal-action setting -------------------------------------------------------------------
 def _front_ends(illegal):
-    from spades_env.vector_adapters import SpadesVectorEnv
+    from spades_env.envs.vector_adapters import SpadesVectorEnv
 
     yield "env", lambda: spades_env.env(rules=SHORT, illegal=illegal)
     yield "raw_env", lambda: spades_env.raw_env(rules=SHORT, illegal=illegal)
@@ -304,13 +311,13 @@ def _front_ends(illegal):
         import stable_baselines3  # noqa: F401
     except ImportError:
         return
-    from spades_env.vector_adapters import SpadesSB3VecEnv
+    from spades_env.envs.vector_adapters import SpadesSB3VecEnv
 
     yield "SpadesSB3VecEnv", lambda: SpadesSB3VecEnv(2, SHORT, illegal=illegal)
 
 
 def test_every_front_end_takes_the_same_illegal_setting():
-    from spades_env import vector as vector_mod
+    from spades_env.envs import vector as vector_mod
 
     assert tuple(vector_mod.ILLEGAL_MODES) == ILLEGAL_MODES == ("raise", "penalty")
     for mode in ILLEGAL_MODES:
@@ -343,7 +350,7 @@ def test_aec_illegal_setting_raise_and_penalty():
 
 
 def test_vector_adapter_illegal_penalty_ends_that_game():
-    from spades_env.vector_adapters import SpadesVectorEnv
+    from spades_env.envs.vector_adapters import SpadesVectorEnv
 
     env = SpadesVectorEnv(3, SHORT, illegal="penalty", illegal_reward=-2.0, opponents=FirstLegal())
     obs, _ = env.reset(seed=1)
@@ -356,8 +363,9 @@ def test_vector_adapter_illegal_penalty_ends_that_game():
 
 # ---- one resolver -------------------------------------------------------------------------------
 def test_one_resolver_for_the_arena_and_the_front_ends():
-    from spades_env import arena, resolve
-    from spades_env.vector_adapters import LearnerDriver
+    from spades_env import eval as arena
+    from spades_env.envs.vector_adapters import LearnerDriver
+    from spades_env.policies import registry as resolve
 
     assert arena.resolve_policy is resolve.resolve_policy
     assert arena.check_policy_name is resolve.check_policy_name
@@ -375,12 +383,12 @@ def test_one_resolver_for_the_arena_and_the_front_ends():
 
 
 FRONT_ENDS = [
-    "spades_env/pettingzoo_env.py",
-    "spades_env/gym_env.py",
-    "spades_env/vector_adapters.py",
-    "spades_env/arena/match.py",
-    "spades_env/commands/demo.py",
-    "spades_env/commands/play.py",
+    "spades_env/envs/aec.py",
+    "spades_env/envs/gym_env.py",
+    "spades_env/envs/vector_adapters.py",
+    "spades_env/eval/match.py",
+    "spades_env/cli/demo.py",
+    "spades_env/cli/play.py",
 ]
 
 

@@ -51,7 +51,7 @@ def test_one_version_source():
 def test_gymnasium_entry_point_declared():
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["entry-points"]["gymnasium.envs"]["spades_env"] == "spades_env.gym_env:register_env"
+    assert project["entry-points"]["gymnasium.envs"]["spades_env"] == "spades_env.envs.gym_env:register_env"
 
 
 def _all_modules() -> list[str]:
@@ -64,7 +64,7 @@ def test_no_module_imports_torch_or_sb3():
     # every module but the integrations (spades_env.integrations.*: adapters to RLlib and the like,
     # imported only on demand, see DESIGN.md), each of which may need its optional peer
     mods = [m for m in _all_modules() if not m.startswith("spades_env.integrations")]
-    assert "spades_env.checkpoint" in mods and "spades_env.vector_adapters" in mods
+    assert "spades_env.policies.checkpoint" in mods and "spades_env.envs.vector_adapters" in mods
     code = (
         "import importlib, sys\n"
         f"for m in {mods!r}: importlib.import_module(m)\n"
@@ -88,7 +88,7 @@ def test_sb3_adapter_is_built_on_first_use():
     pytest.importorskip("stable_baselines3")
     import pickle
 
-    va = importlib.import_module("spades_env.vector_adapters")
+    va = importlib.import_module("spades_env.envs.vector_adapters")
     cls = va.SpadesSB3VecEnv
     from stable_baselines3.common.vec_env import VecEnv
 

@@ -11,7 +11,7 @@ from pettingzoo.test import parallel_api_test
 from pettingzoo.utils.wrappers import CaptureStdoutWrapper
 
 import spades_env
-from spades_env.pettingzoo_env import raw_env
+from spades_env.envs.aec import raw_env
 
 
 def test_metadata_is_per_instance():

@@ -15,7 +15,7 @@ import spades_env
 from spades_env import IllegalActionError, raw_env
 from spades_env.core import layout as L
 from spades_env.core.cards import card_from_str, mask_from_cards
-from spades_env.observation import OBS_SIZE, SLICES, STATE_VEC_SIZE
+from spades_env.core.observation import OBS_SIZE, SLICES, STATE_VEC_SIZE
 
 SHORT = {"max_hands": 3}
 # random play ends these games in 1-4 hands (mercy rule), rarely truncated

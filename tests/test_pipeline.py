@@ -107,8 +107,8 @@ def test_pipeline_stop_at_ends_a_stage_by_count(tmp_path):
 
 
 def test_export_with_search_defence_marks_the_exported_checkpoint(tmp_path):
-    from spades_env.checkpoint import CheckpointPolicy, load_policy
-    from spades_env.search_defence import SearchDefencePolicy
+    from spades_env.policies.checkpoint import CheckpointPolicy, load_policy
+    from spades_env.policies.composite import SearchDefencePolicy
 
     fast = "set: [tensorboard=false, eval_boards=0, progress=false]"
     p = tmp_path / "pipe.yaml"
@@ -134,7 +134,7 @@ def test_export_with_search_defence_marks_the_exported_checkpoint(tmp_path):
 
 
 def test_the_committed_pipeline_marks_its_export_as_the_shipped_policy():
-    from spades_env.checkpoint import _SHIPPED_FOR, load_meta
+    from spades_env.policies.checkpoint import _SHIPPED_FOR, load_meta
 
     pl = load_pipeline(ROOT / "configs" / "train" / "pipeline.yaml")
     shipped = load_meta(ROOT / _SHIPPED_FOR[4])["policy"]

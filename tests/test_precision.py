@@ -17,7 +17,7 @@ from test_sparse_input import _real_observations  # noqa: E402
 from test_training import FAST, SMOKE, _one_thread  # noqa: E402, F401
 
 from spades_env.core.actions import NUM_ACTIONS  # noqa: E402
-from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE  # noqa: E402
+from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE  # noqa: E402
 from training.config import ConfigError  # noqa: E402
 from training.network import ActorCritic, matmul_precision  # noqa: E402
 from training.ppo import Trainer, load_train_config, train  # noqa: E402

@@ -11,7 +11,7 @@ import pytest
 from spades_env.core.cards import RANK_CHARS
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import load_rules
-from spades_env.records import (
+from spades_env.io.records import (
     FORMAT,
     RecordError,
     dumps_record,

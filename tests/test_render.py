@@ -12,9 +12,9 @@ from PIL import Image
 
 from spades_env.core import layout as L
 from spades_env.core.game import SpadesGame
-from spades_env.records import record_from_game, save_record
-from spades_env.render import HEIGHT, WIDTH, render_rgb
-from spades_env.video import VideoError, check_video_path, record_frames, write_video
+from spades_env.io.records import record_from_game, save_record
+from spades_env.io.render import HEIGHT, WIDTH, render_rgb
+from spades_env.io.video import VideoError, check_video_path, record_frames, write_video
 
 
 def _played(seed: int = 3, actions: int = 30, rules: str = "tournament") -> SpadesGame:

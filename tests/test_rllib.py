@@ -124,7 +124,7 @@ def test_exported_module_plays_as_a_policy(rl, tmp_path):
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
-    from spades_env.arena import run_duplicate
+    from spades_env.eval import run_duplicate
     from training.rllib_policy import RLlibPolicy, export_module, load_rllib_policy
 
     env = rl.SpadesMultiAgentEnv({"episode": "hand"})

@@ -18,7 +18,7 @@ if str(ROOT) not in sys.path:  # training/ is a top-level package of the source 
 
 from spades_env.core import layout as L  # noqa: E402
 from spades_env.core.actions import BID_BASE, NUM_ACTIONS  # noqa: E402
-from spades_env.observation import O_PHASE, public_bids  # noqa: E402
+from spades_env.core.observation import O_PHASE, public_bids  # noqa: E402
 from training.bc import saved_data  # noqa: E402
 from training.config import ConfigError  # noqa: E402
 from training.rollouts import (  # noqa: E402

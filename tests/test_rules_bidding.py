@@ -20,7 +20,7 @@ from conftest import (
 from spades_env.core import IllegalActionError, SpadesGame
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE
-from spades_env.observation import SLICES
+from spades_env.core.observation import SLICES
 
 DEAL = hands_from_strings(
     "AS KS QS AH KH QH AD KD QD AC KC QC 2C",  # N

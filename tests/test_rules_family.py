@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from spades_env.core.episode import RUNNING, episode_code, reward_code, settle
 from spades_env.core.game import SpadesGame
+from spades_env.core.observation import OBS_SIZE, encode_observation, rules_params_of
 from spades_env.core.rules import load_rules
 from spades_env.core.validate import InputError
-from spades_env.episode import RUNNING, episode_code, reward_code, settle
-from spades_env.observation import OBS_SIZE, encode_observation, rules_params_of
-from spades_env.vector import RandomLegal, VectorSpades, next_game_seed, rules_index_of_seed
+from spades_env.envs.vector import RandomLegal, VectorSpades, next_game_seed, rules_index_of_seed
 
 FAMILY = [
     "tournament",

@@ -1,6 +1,6 @@
 """The network's optional score clip (``score_clip``): the two score inputs (score / target
 score) clipped to ``[-c, c]`` before the actor and the critic, identically in torch
-(``training.network``) and NumPy (``spades_env.checkpoint.NumpyActor``), recorded in a
+(``training.network``) and NumPy (``spades_env.policies.checkpoint.NumpyActor``), recorded in a
 checkpoint's ``arch``, with clear errors for bad values."""
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-from spades_env.checkpoint import CheckpointError, load_actor, load_meta, load_policy  # noqa: E402
-from spades_env.observation import (  # noqa: E402
+from spades_env.core.observation import (  # noqa: E402
     OBS_SIZE,
     SLICES,
     STATE_VEC_SIZE,
     score_clip_bounds,
     score_clip_ok,
 )
+from spades_env.policies.checkpoint import CheckpointError, load_actor, load_meta, load_policy  # noqa: E402
 from training.bc import load_bc_config  # noqa: E402
 from training.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from training.config import ConfigError  # noqa: E402

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spades_env.bots import PolicyNameError, make_policy
-from spades_env.bots.search import AVOID_ODDS, NIL_AVOID, sample_deal
 from spades_env.core.actions import ACTION_SEE_CARDS, BID_BASE
 from spades_env.core.cards import card_from_str, mask_from_cards
 from spades_env.core.game import SpadesGame
+from spades_env.core.observation import OBS_SIZE, decode, encode_observation
 from spades_env.core.rules import load_rules
-from spades_env.observation import OBS_SIZE, decode, encode_observation
+from spades_env.policies.bots import PolicyNameError, make_policy
+from spades_env.policies.bots.search import AVOID_ODDS, NIL_AVOID, sample_deal
 
 
 def _mask(cards: str) -> int:

@@ -1,4 +1,4 @@
-"""The search-defence hybrid (spades_env.search_defence; meta.json's ``policy.search_defence``;
+"""The search-defence hybrid (spades_env.policies.composite; meta.json's ``policy.search_defence``;
 benchmarks/search_defence.py): exactly the card plays after an opponent's Blind Nil go to the
 bot, on real observations of games where the opponents declare it; the checkpoint form loads,
 refuses a bad bot name, and plays the same batched as serially."""
@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spades_env.arena.duplicate import run_duplicate
-from spades_env.checkpoint import CheckpointError, CheckpointPolicy, load_policy
 from spades_env.core import layout as L
 from spades_env.core.game import SpadesGame
-from spades_env.observation import O_PHASE, public_bids
-from spades_env.resolve import resolve_policy
-from spades_env.search_defence import SearchDefencePolicy, searched_rows
+from spades_env.core.observation import O_PHASE, public_bids
+from spades_env.eval.duplicate import run_duplicate
+from spades_env.policies.checkpoint import CheckpointError, CheckpointPolicy, load_policy
+from spades_env.policies.composite import SearchDefencePolicy, searched_rows
+from spades_env.policies.registry import resolve_policy
 from training.rules_family import load_family
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +60,7 @@ def test_the_search_plays_exactly_the_cards_after_an_opponents_blind_nil():
     assert any(not (o[O_PHASE + L.PH_PLAY] > 0) for o in net.seen)  # it bid
 
 
-# ---- the checkpoint form (spades_env.search_defence, meta.json's policy.search_defence) ----------
+# ---- the checkpoint form (spades_env.policies.composite, meta.json's policy.search_defence) ----------
 
 V5 = ROOT / "checkpoints" / "spades_family_v5"
 BN_OPEN = [{"base": "house", "blind_nil_min_deficit": 0}]
@@ -181,7 +181,7 @@ def test_against_needs_a_search_defence_bot(tmp_path):
 
 
 def test_policies_defending_different_bids_decide_together_as_alone():
-    from spades_env.search_defence import act_search_defence
+    from spades_env.policies.composite import act_search_defence
 
     rules = load_family([{"base": "house"}])[0]
     obs, mask = _rows_of_a_game(rules, 5, 600)
@@ -248,7 +248,7 @@ def test_a_bad_cover_list_is_a_clear_error(tmp_path, bad, words):
 
 
 def test_policies_covering_different_bids_decide_together_as_alone():
-    from spades_env.search_defence import act_search_defence
+    from spades_env.policies.composite import act_search_defence
 
     rules = load_family([{"base": "house"}])[0]
     obs, mask = _rows_of_a_game(rules, 5, 600)
@@ -295,7 +295,7 @@ def test_an_empty_cover_list_covers_nothing_and_needs_no_bot(tmp_path):
 
 
 def test_shade_bids_by_hand():
-    from spades_env.search_defence import shade_bids
+    from spades_env.policies.composite import shade_bids
 
     bid = lambda b: 52 + b  # noqa: E731  (52 = Nil, 53..65 = bids 1..13)
     actions = np.array([bid(4), bid(1), bid(0), bid(13), 5, bid(3), bid(2)])
@@ -310,7 +310,7 @@ def test_shade_bids_by_hand():
 
 
 def test_both_nil_bid_rows_are_bids_after_the_partners_and_an_opponents_nil():
-    from spades_env.search_defence import both_nil_bid_rows
+    from spades_env.policies.composite import both_nil_bid_rows
 
     a = _rows_of_a_game(load_family(BN_OPEN)[0], 5, 400)  # L2 declares Blind Nil whenever open
     b = _rows_of_a_game(load_family([{"base": "house"}])[0], 5, 600)  # and Nil now and then
@@ -327,7 +327,7 @@ def test_both_nil_bid_rows_are_bids_after_the_partners_and_an_opponents_nil():
 
 
 def test_the_hybrid_lowers_only_the_both_nil_bids_and_batched_is_serial():
-    from spades_env.search_defence import act_search_defence, both_nil_bid_rows
+    from spades_env.policies.composite import act_search_defence, both_nil_bid_rows
 
     rules = load_family(BN_OPEN)[0]
     obs, mask = _rows_of_a_game(rules, 5, 400)

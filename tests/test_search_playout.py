@@ -8,13 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spades_env.bots.search import playout_card, rollout
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE
 from spades_env.core.engine import OK, apply_action, card_beats, legal_cards, trick_winner
 from spades_env.core.game import SpadesGame
 from spades_env.core.rng import below
 from spades_env.core.scoring import tricks_needed
+from spades_env.policies.bots.search import playout_card, rollout
 
 SPADE = 3
 

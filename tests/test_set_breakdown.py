@@ -6,9 +6,9 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from spades_env.arena.duplicate import BoardResult, Seating
-from spades_env.arena.match import HandRecord, PlayResult, TeamHand
-from spades_env.arena.stats import summarize
+from spades_env.eval.duplicate import BoardResult, Seating
+from spades_env.eval.match import HandRecord, PlayResult, TeamHand
+from spades_env.eval.stats import summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("set_breakdown", ROOT / "benchmarks" / "set_breakdown.py")
@@ -62,7 +62,7 @@ def test_groups_by_hand():
 
 
 def test_real_play_adds_up_to_the_arena_set_counts():
-    from spades_env.arena.duplicate import run_duplicate
+    from spades_env.eval.duplicate import run_duplicate
 
     res = run_duplicate(("blind", "blind"), ("greedy", "greedy"), 3, seed=5, rules="house", batched=True)
     g = sb.breakdown(res)

@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from spades_env.arena import resolve_policy, run_duplicate, summarize  # noqa: E402
 from spades_env.core.game import SpadesGame  # noqa: E402
+from spades_env.core.observation import OBS_SIZE, OBS_VERSION, encode_observation  # noqa: E402
 from spades_env.core.rules import load_rules  # noqa: E402
-from spades_env.observation import OBS_SIZE, OBS_VERSION, encode_observation  # noqa: E402
+from spades_env.eval import resolve_policy, run_duplicate, summarize  # noqa: E402
 from training.checkpoint import load_checkpoint  # noqa: E402
 
 SHIPPED = ROOT / "checkpoints" / "spades_ppo_v1"
@@ -134,15 +134,15 @@ def test_v5_metadata_records_its_ppo_rounds():
 
 
 def test_make_run_plays_the_shipped_policy():
-    from spades_env.checkpoint import _SHIPPED_FOR
+    from spades_env.policies.checkpoint import _SHIPPED_FOR
 
     assert "checkpoints/spades_family_v11 " in (ROOT / "Makefile").read_text()
     assert _SHIPPED_FOR[4] == "checkpoints/spades_family_v11"
 
 
 def test_v6_is_v5s_network_with_a_search_defence():
-    from spades_env.checkpoint import CheckpointPolicy, load_meta, load_policy
-    from spades_env.search_defence import SearchDefencePolicy
+    from spades_env.policies.checkpoint import CheckpointPolicy, load_meta, load_policy
+    from spades_env.policies.composite import SearchDefencePolicy
 
     assert (FAMILY_V6 / "model.safetensors").read_bytes() == (FAMILY_V5 / "model.safetensors").read_bytes()
     meta, meta5 = load_meta(FAMILY_V6), load_meta(FAMILY_V5)
@@ -163,8 +163,8 @@ def test_v6_plays_as_v5_where_no_opponent_declares_blind_nil():
 
 
 def test_v7_is_v6_defending_nil_too():
-    from spades_env.checkpoint import load_meta, load_policy
-    from spades_env.search_defence import SearchDefencePolicy
+    from spades_env.policies.checkpoint import load_meta, load_policy
+    from spades_env.policies.composite import SearchDefencePolicy
 
     assert (FAMILY_V7 / "model.safetensors").read_bytes() == (FAMILY_V6 / "model.safetensors").read_bytes()
     meta, meta6 = load_meta(FAMILY_V7), load_meta(FAMILY_V6)
@@ -179,7 +179,7 @@ def test_v7_is_v6_defending_nil_too():
 
 
 def test_v8_is_v7_covering_its_partners_nil_too():
-    from spades_env.checkpoint import load_meta, load_policy
+    from spades_env.policies.checkpoint import load_meta, load_policy
 
     assert (FAMILY_V8 / "model.safetensors").read_bytes() == (FAMILY_V7 / "model.safetensors").read_bytes()
     meta, meta7 = load_meta(FAMILY_V8), load_meta(FAMILY_V7)
@@ -194,7 +194,7 @@ def test_v8_is_v7_covering_its_partners_nil_too():
 
 
 def test_v9_is_v8_with_l3_reading_the_bids():
-    from spades_env.checkpoint import load_meta, load_policy
+    from spades_env.policies.checkpoint import load_meta, load_policy
 
     assert (FAMILY_V9 / "model.safetensors").read_bytes() == (FAMILY_V8 / "model.safetensors").read_bytes()
     meta, meta8 = load_meta(FAMILY_V9), load_meta(FAMILY_V8)
@@ -210,7 +210,7 @@ def test_v9_is_v8_with_l3_reading_the_bids():
 
 
 def test_v10_is_v9_searching_400_deals():
-    from spades_env.checkpoint import load_meta, load_policy
+    from spades_env.policies.checkpoint import load_meta, load_policy
 
     assert (FAMILY_V10 / "model.safetensors").read_bytes() == (FAMILY_V9 / "model.safetensors").read_bytes()
     meta, meta9 = load_meta(FAMILY_V10), load_meta(FAMILY_V9)
@@ -226,7 +226,7 @@ def test_v10_is_v9_searching_400_deals():
 
 
 def test_v11_is_v10_bidding_a_trick_lower_after_both_teams_nils():
-    from spades_env.checkpoint import load_meta, load_policy
+    from spades_env.policies.checkpoint import load_meta, load_policy
 
     assert (FAMILY_V11 / "model.safetensors").read_bytes() == (FAMILY_V10 / "model.safetensors").read_bytes()
     meta, meta10 = load_meta(FAMILY_V11), load_meta(FAMILY_V10)
@@ -241,8 +241,8 @@ def test_v11_is_v10_bidding_a_trick_lower_after_both_teams_nils():
 
 
 def test_v11_acts_as_v10_but_for_the_bids_after_both_teams_nils():
-    from spades_env.checkpoint import load_policy
-    from spades_env.search_defence import both_nil_bid_rows
+    from spades_env.policies.checkpoint import load_policy
+    from spades_env.policies.composite import both_nil_bid_rows
 
     rules = RULES["house"].replace(blind_nil_min_deficit=0)  # L2 declares Blind Nil when open, bids Nil now and then
     v11, v10 = load_policy(FAMILY_V11, seed=0, rules=rules), load_policy(FAMILY_V10, seed=0, rules=rules)
@@ -304,7 +304,7 @@ def test_two_player_policy_plays_every_phase_and_beats_random_and_greedy():
     (TWO_PLAYER, "tournament", "trained for 2 players, asked to play 4"),
 ])
 def test_a_policy_refuses_the_other_number_of_players(path, rules, message):
-    from spades_env.checkpoint import CheckpointError
+    from spades_env.policies.checkpoint import CheckpointError
 
     with pytest.raises(CheckpointError, match=message):
         resolve_policy(str(path), 0, load_rules(rules))

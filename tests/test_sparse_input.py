@@ -15,8 +15,8 @@ torch = pytest.importorskip("torch")
 from test_training import FAST, SMOKE, _one_thread  # noqa: E402, F401
 
 from spades_env.core.actions import NUM_ACTIONS  # noqa: E402
-from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE  # noqa: E402
-from spades_env.vector import CompiledRandomLegal, VectorSpades  # noqa: E402
+from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE  # noqa: E402
+from spades_env.envs.vector import CompiledRandomLegal, VectorSpades  # noqa: E402
 from training.network import ActorCritic  # noqa: E402
 from training.ppo import Trainer, load_train_config  # noqa: E402
 from training.sparse_input import SparseRows, sparse_linear  # noqa: E402
@@ -156,7 +156,7 @@ def test_sparse_linear_of_no_rows():
 def test_actor_critic_same_on_sparse_and_dense_rows(score_clip):
     obs, full = _real_observations()
     if score_clip is not None:
-        from spades_env.observation import score_clip_bounds
+        from spades_env.core.observation import score_clip_bounds
 
         lo, _ = score_clip_bounds(OBS_SIZE, score_clip)
         score_cols = np.flatnonzero(np.isfinite(lo))

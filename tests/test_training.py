@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # training/ is a top-level package of the source tree
     sys.path.insert(0, str(ROOT))
 
+from spades_env.core.observation import OBS_SIZE, OBS_VERSION  # noqa: E402
 from spades_env.core.rules import load_rules  # noqa: E402
-from spades_env.observation import OBS_SIZE, OBS_VERSION  # noqa: E402
 from training.checkpoint import CheckpointError, load_checkpoint, load_meta  # noqa: E402
 from training.config import ConfigError  # noqa: E402
 from training.network import masked_entropy, masked_logits  # noqa: E402
@@ -167,9 +167,9 @@ def test_smoke_run_saves_reloads_and_evaluates(smoke_run):
 
 
 def test_checkpoint_is_a_policy_by_path(smoke_run):
-    from spades_env.arena import resolve_policy, run_duplicate, summarize
     from spades_env.core.game import SpadesGame
-    from spades_env.observation import OBS_SIZE, encode_observation
+    from spades_env.core.observation import OBS_SIZE, encode_observation
+    from spades_env.eval import resolve_policy, run_duplicate, summarize
 
     run, _ = smoke_run
     rules = load_rules({"max_hands": 2})
@@ -263,15 +263,15 @@ def test_loading_never_unpickles(ckpt_copy):
     with pytest.raises(CheckpointError):
         load_checkpoint(ckpt_copy)
     assert not marker.exists()
-    assert load_meta(ckpt_copy)["format"].startswith("spades_env.checkpoint")
+    assert load_meta(ckpt_copy)["format"].startswith("spades_env.policies.checkpoint")
 
 
 # ---- torch stays out of spades_env -----------------------------------------------------------
 def test_spades_env_does_not_import_torch():
-    # (every module: tests/test_packaging.py; spades_env.vector_adapters builds its SB3 class lazily)
+    # (every module: tests/test_packaging.py; spades_env.envs.vector_adapters builds its SB3 class lazily)
     code = (
-        "import sys, spades_env, spades_env.gym_env, spades_env.checkpoint, spades_env.commands.play, "
-        "spades_env.arena, spades_env.bots; print('torch' in sys.modules)"
+        "import sys, spades_env, spades_env.envs.gym_env, spades_env.policies.checkpoint, spades_env.cli.play, "
+        "spades_env.eval, spades_env.policies.bots; print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
@@ -281,7 +281,7 @@ def test_spades_env_does_not_import_torch():
 def test_gym_env_episode():
     import gymnasium
 
-    import spades_env.gym_env  # noqa: F401
+    import spades_env.envs.gym_env  # noqa: F401
 
     env = gymnasium.make("Spades-v0", rules={"max_hands": 1}, learner_seats=(1, 3), opponents="greedy")
     obs, info = env.reset(seed=3)
@@ -331,7 +331,7 @@ def test_play_with_scripted_input(monkeypatch, capsys, smoke_run):
 
 def test_play_parse_move_and_bad_names(monkeypatch, capsys):
     from spades_env.cli import main
-    from spades_env.commands.play import parse_move
+    from spades_env.cli.play import parse_move
 
     legal_bids = list(range(52, 60))
     assert parse_move("nil", legal_bids) == 52 and parse_move("4", legal_bids) == 56
@@ -346,7 +346,7 @@ def test_play_parse_move_and_bad_names(monkeypatch, capsys):
 
 
 def test_cli_takes_a_checkpoint_path_outside_the_checkout(smoke_run, tmp_path):
-    # `spades eval` run from elsewhere: spades_env.checkpoint loads it with NumPy, no training/ needed
+    # `spades eval` run from elsewhere: spades_env.policies.checkpoint loads it with NumPy, no training/ needed
     ckpt = str(smoke_run[0] / "final")
     cmd = [
         sys.executable,
@@ -369,7 +369,7 @@ def test_cli_takes_a_checkpoint_path_outside_the_checkout(smoke_run, tmp_path):
 def test_two_player_rules_train_and_play(tmp_path):
     import gymnasium
 
-    import spades_env.gym_env  # noqa: F401
+    import spades_env.envs.gym_env  # noqa: F401
 
     cfg = load_train_config(SMOKE, [*FAST, "rules=two_player", "max_hands=2", "total_decisions=512", "eval_boards=2"])
     tr = train(cfg, tmp_path / "two")

@@ -16,34 +16,33 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spades_env
-import spades_env.gym_env  # noqa: F401 (registers Spades-v0)
-from spades_env.arena import check_policy_name, make_jobs, play_boards, run_round_robin
-from spades_env.bots import PolicyNameError, parse_policy_name
+import spades_env.envs.gym_env  # noqa: F401 (registers Spades-v0)
 from spades_env.core.actions import action_to_str, bid_action
 from spades_env.core.cards import RANK_CHARS, card_to_str
 from spades_env.core.game import DealError, IllegalActionError, SpadesGame
 from spades_env.core.rules import RulesError, load_rules
 from spades_env.core.scoring import score_hand
-from spades_env.pettingzoo_env import raw_env
-from spades_env.policy import learner_seats_of
-from spades_env.records import (
+from spades_env.core.validate import (
+    InputError,
+    InputTypeError,
+    SpadesError,
+    check_count,
+    check_float,
+    check_seat,
+)
+from spades_env.envs.aec import raw_env
+from spades_env.envs.vector import VectorSpades
+from spades_env.eval import check_policy_name, make_jobs, play_boards, run_round_robin
+from spades_env.io.paths import check_output_dir, check_output_file
+from spades_env.io.records import (
     RecordError,
     load_record,
     record_from_game,
     replay_record,
     save_record,
 )
-from spades_env.validation import (
-    InputError,
-    InputTypeError,
-    SpadesError,
-    check_count,
-    check_float,
-    check_output_dir,
-    check_output_file,
-    check_seat,
-)
-from spades_env.vector import VectorSpades
+from spades_env.policies.base import learner_seats_of
+from spades_env.policies.bots import PolicyNameError, parse_policy_name
 
 SETTINGS = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

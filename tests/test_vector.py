@@ -7,14 +7,15 @@ import numpy as np
 import pytest
 from numba import njit
 
-from spades_env import IllegalActionError, SpadesGame, raw_env, vector
+from spades_env import IllegalActionError, SpadesGame, raw_env
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE
+from spades_env.core.episode import RUNNING, TERMINATED, TRUNCATED, episode_code, reward_code, settle
+from spades_env.core.observation import OBS_SIZE, SLICES, STATE_VEC_SIZE, encode_observation, encode_state
 from spades_env.core.rng import seed_to_rng
 from spades_env.core.rules import load_rules, preset_names
-from spades_env.episode import RUNNING, TERMINATED, TRUNCATED, episode_code, reward_code, settle
-from spades_env.observation import OBS_SIZE, SLICES, STATE_VEC_SIZE, encode_observation, encode_state
-from spades_env.vector import (
+from spades_env.envs import vector
+from spades_env.envs.vector import (
     CompiledRandomLegal,
     RandomLegal,
     VectorSpades,
@@ -568,7 +569,7 @@ def test_compiled_random_legal_bad_input_and_empty_rows():
 
 @pytest.mark.parametrize("rules", ["tournament", "two_player"])
 def test_public_bids_of_a_batch_agree_with_decode(rules):
-    from spades_env.observation import decode, public_bids
+    from spades_env.core.observation import decode, public_bids
 
     eng = vector.VectorSpades(32, rules, seed=4)
     pick = vector.RandomLegal(32, seed=5)

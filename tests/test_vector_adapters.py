@@ -10,11 +10,11 @@ from gymnasium.vector import VectorEnv
 from spades_env import SpadesGame
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
-from spades_env.episode import episode_code, reward_code, settle
-from spades_env.observation import OBS_SIZE, encode_observation
-from spades_env.policy import RandomPolicy
-from spades_env.vector import next_game_seed
-from spades_env.vector_adapters import LearnerDriver, SpadesVectorEnv
+from spades_env.core.episode import episode_code, reward_code, settle
+from spades_env.core.observation import OBS_SIZE, encode_observation
+from spades_env.envs.vector import next_game_seed
+from spades_env.envs.vector_adapters import LearnerDriver, SpadesVectorEnv
+from spades_env.policies.base import RandomPolicy
 
 SHORT = {"max_hands": 2}
 
@@ -126,7 +126,7 @@ def test_sb3_vecenv_and_maskable_ppo_smoke():
     pytest.importorskip("stable_baselines3")
     from stable_baselines3.common.vec_env import VecEnv
 
-    from spades_env.vector_adapters import SpadesSB3VecEnv
+    from spades_env.envs.vector_adapters import SpadesSB3VecEnv
 
     venv = SpadesSB3VecEnv(4, SHORT, episode="hand", seed=0)
     assert isinstance(venv, VecEnv)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from spades_env.core.observation import OBS_SIZE, SCALAR_INDEX, SCALAR_SIZE, widen_observations
 from spades_env.core.validate import InputError
-from spades_env.observation import OBS_SIZE, SCALAR_INDEX, SCALAR_SIZE, widen_observations
-from spades_env.vector import RandomLegal, VectorSpades
+from spades_env.envs.vector import RandomLegal, VectorSpades
 
 
 @pytest.mark.parametrize(

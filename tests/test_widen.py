@@ -13,7 +13,7 @@ from test_sparse_input import _real_observations  # noqa: E402
 from test_training import FAST, SMOKE, _one_thread  # noqa: E402, F401
 
 from spades_env.core.actions import NUM_ACTIONS  # noqa: E402
-from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE  # noqa: E402
+from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE  # noqa: E402
 from training.checkpoint import CheckpointError, load_checkpoint  # noqa: E402
 from training.config import ConfigError  # noqa: E402
 from training.network import ActorCritic, mlp  # noqa: E402

@@ -36,8 +36,8 @@ import torch
 
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
+from spades_env.core.observation import O_PHASE, OBS_SIZE, STATE_VEC_SIZE, score_clip_ok
 from spades_env.core.rules import load_rules
-from spades_env.observation import O_PHASE, OBS_SIZE, STATE_VEC_SIZE, score_clip_ok
 from training.allocator import keep_freed_memory
 from training.checkpoint import save_checkpoint
 from training.config import ConfigError, config_to_dict, load_config
@@ -170,7 +170,7 @@ class BCConfig:
         problem = validate_family(self.rules_family, self.rules_weights)
         if problem:
             return problem
-        from spades_env.bots import make_policy, parse_policy_name
+        from spades_env.policies.bots import make_policy, parse_policy_name
 
         try:
             make_policy(self.teacher, seed=0, rules=load_rules(self.rules))
@@ -204,7 +204,7 @@ def load_bc_config(path: str | Path | None, overrides: list[str] | None = None) 
 
 # ---- 1. data ----------------------------------------------------------------------------------
 BATCHED_TEACHERS = {"heuristic": "ev", "blind": "always"}
-"""Teachers with a compiled batched form (:func:`spades_env.bots.heuristic.heuristic_actions`)."""
+"""Teachers with a compiled batched form (:func:`spades_env.policies.bots.heuristic.heuristic_actions`)."""
 RULES_READING_TEACHERS = ("heuristic", "blind", "search")
 """Teachers that read each game's rules from its observation (any rules family works)."""
 VALUE_TEACHERS = ("search",)
@@ -232,9 +232,9 @@ def teacher_chunk(
     ``[n, 70]``, the teacher's ``last_values`` per decision (NaN where it has none).
     ``opponents``: bots that play seats 1 and 3 of the first ``round(opponent_share *
     num_envs)`` game slots (one name per slot in turn), their decisions labelled too."""
-    from spades_env.bots import make_policy
-    from spades_env.driver import seated_actions
-    from spades_env.vector import VectorSpades
+    from spades_env.envs.vector import VectorSpades
+    from spades_env.policies.bots import make_policy
+    from spades_env.policies.driver import seated_actions
 
     family = load_family(rules_name) if isinstance(rules_name, (list, tuple)) else [load_rules(rules_name)]
     rules = family[0]
@@ -254,8 +254,8 @@ def teacher_chunk(
     student = None
     opp_slots = np.arange(int(round(opponent_share * num_envs)) if opponents else 0)
     if play_by or opp_slots.size:
-        from spades_env.arena import resolve_policy
-        from spades_env.arena.batched import decide
+        from spades_env.eval import resolve_policy
+        from spades_env.eval.batched import decide
     if play_by:
         student = resolve_policy(play_by, seed, rules)
         share_rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
@@ -266,7 +266,7 @@ def teacher_chunk(
     for t in range(steps):
         hands = eng.states[:, L.TOTAL_HANDS]
         if batched is not None:
-            from spades_env.bots.heuristic import heuristic_actions
+            from spades_env.policies.bots.heuristic import heuristic_actions
 
             acts[:] = heuristic_actions(res.obs, res.mask, batched)
         else:
@@ -613,7 +613,7 @@ def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
         start = ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, cfg.hidden, cfg.critic_hidden, cfg.score_clip)
         init_weights(start, cfg, cfg.init_from)
     if cfg.play_by or cfg.opponents:  # and so must the student and the opponents
-        from spades_env.arena import resolve_policy
+        from spades_env.eval import resolve_policy
 
         for name in [n for n in (cfg.play_by, *cfg.opponents) if n]:
             resolve_policy(name, 0, load_rules(cfg.rules))

@@ -14,7 +14,7 @@ Any of the three paths (the directory, ``model.safetensors`` or ``meta.json``) n
 checkpoint. A missing file, a corrupt file, another observation version or action table, or
 weights of the wrong shape raise :class:`CheckpointError` naming the file and the problem.
 Reading and checking the metadata, and playing a checkpoint without torch, is
-:mod:`spades_env.checkpoint` (NumPy only); this module adds the torch side: saving, the full
+:mod:`spades_env.policies.checkpoint` (NumPy only); this module adds the torch side: saving, the full
 actor-critic network, the training state.
 """
 
@@ -33,7 +33,9 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from spades_env.checkpoint import (  # the torch-free half: constants, errors, metadata checks
+from spades_env.core.actions import NUM_ACTIONS
+from spades_env.core.observation import OBS_SIZE, OBS_VERSION, STATE_VEC_SIZE
+from spades_env.policies.checkpoint import (  # the torch-free half: constants, errors, metadata checks
     FORMAT,
     META_FILE,
     MODEL_FILE,
@@ -45,9 +47,7 @@ from spades_env.checkpoint import (  # the torch-free half: constants, errors, m
     checkpoint_dir,
     load_meta,
 )
-from spades_env.checkpoint import read_json as _read_json
-from spades_env.core.actions import NUM_ACTIONS
-from spades_env.observation import OBS_SIZE, OBS_VERSION, STATE_VEC_SIZE
+from spades_env.policies.checkpoint import read_json as _read_json
 from training.network import ActorCritic
 
 __all__ = [

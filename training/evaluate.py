@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def evaluate(tr: Trainer, ckpt: Path) -> dict[str, Any]:
     """``{"update", "decisions", opponent or "<rules>/<opponent>": {game_win, margin...}}``."""
-    from spades_env.arena import run_duplicate, summarize
+    from spades_env.eval import run_duplicate, summarize
 
     cfg = tr.cfg
     spec = str(ckpt)

@@ -20,7 +20,7 @@ import torch
 
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
-from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE
+from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE
 from training.checkpoint import load_weights
 from training.network import ActorCritic
 
@@ -37,7 +37,7 @@ class ScriptedSeats:
     that a restored run can rebuild it exactly."""
 
     def __init__(self, names: tuple[str, ...], rules_of: Callable[[int], Any], seed: int) -> None:
-        from spades_env.bots import parse_policy_name
+        from spades_env.policies.bots import parse_policy_name
 
         self.names, self.rules_of, self.seed = names, rules_of, seed
         self.bots: dict[tuple[int, int], list] = {}  # (game, seat) -> [bot, hand_id, seed, history]
@@ -51,12 +51,12 @@ class ScriptedSeats:
         self, rows: np.ndarray, name_idx: np.ndarray, obs: np.ndarray, mask: np.ndarray
     ) -> np.ndarray:
         """Actions of the rows whose bot is a compiled one (``batch_mode >= 0``), in one call."""
-        from spades_env.bots.heuristic import heuristic_actions
+        from spades_env.policies.bots.heuristic import heuristic_actions
 
         return heuristic_actions(obs[rows], mask[rows], self.batch_mode[name_idx])
 
     def _make(self, name_idx: int, seed: int, game: int):
-        from spades_env.bots import make_policy
+        from spades_env.policies.bots import make_policy
 
         return make_policy(self.names[name_idx], seed=seed, rules=self.rules_of(game))
 

@@ -8,8 +8,8 @@ centralized critic that reads the full state (every hand) but never acts.
 * ``score_clip`` (optional, recorded in a checkpoint's ``arch``): both nets first clip the
   input's two score entries (score / target score) to ``[-score_clip, score_clip]``, so that a
   team thousands of points behind reads as one ``score_clip`` targets behind, a value training
-  reached, and not -40 (``spades_env.observation.score_clip_bounds``; the NumPy actor of
-  ``spades_env.checkpoint`` does the same).
+  reached, and not -40 (``spades_env.core.observation.score_clip_bounds``; the NumPy actor of
+  ``spades_env.policies.checkpoint`` does the same).
 * ``precision`` (:func:`matmul_precision`): the trainer may run the forwards under torch's CPU
   autocast to bfloat16; the logits and values leave the network as float32 either way.
 * every input may be a dense tensor or :class:`training.sparse_input.SparseRows` (the same rows
@@ -25,7 +25,7 @@ import warnings
 import torch
 from torch import nn
 
-from spades_env.observation import score_clip_bounds
+from spades_env.core.observation import score_clip_bounds
 from training.sparse_input import SparseRows, sparse_linear
 
 Input = torch.Tensor | SparseRows

@@ -10,7 +10,7 @@ run folder ``<runs>/<name>``::
     runs: runs/pipeline            # root of the stages' run folders (--runs overrides)
     export: ""                     # optional: copy the last stage's final checkpoint here
     search_defence: ""             # optional (with export): a bot named in the export's
-                                   #   meta.json policy.search_defence (spades_env.search_defence:
+                                   #   meta.json policy.search_defence (spades_env.policies.composite:
                                    #   it plays the cards after an opponent's Blind Nil)
     # search_defence_against: [blind_nil, nil]  # optional (with search_defence): the opponents'
                                    #   bids it defends (default [blind_nil])
@@ -150,7 +150,7 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
     against = data.get("search_defence_against")
     cover = data.get("search_defence_cover")
     shade = data.get("both_nil_bid_shade")
-    from spades_env.search_defence import search_defence_problem
+    from spades_env.policies.composite import search_defence_problem
 
     problem = search_defence_problem(search_defence or None, against, cover=cover, bid_shade=shade)
     if problem:

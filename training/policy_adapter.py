@@ -1,7 +1,7 @@
-"""A checkpoint as a :class:`spades_env.policy.Policy`: ``load_policy("checkpoints/x")``.
+"""A checkpoint as a :class:`spades_env.policies.base.Policy`: ``load_policy("checkpoints/x")``.
 
-The arena and ``spades play`` take a checkpoint by path: ``spades_env.arena.resolve_policy``
-hands path-like names to ``spades_env.checkpoint.load_policy``, a torch-free shim that imports
+The arena and ``spades play`` take a checkpoint by path: ``spades_env.eval.resolve_policy``
+hands path-like names to ``spades_env.policies.checkpoint.load_policy``, a torch-free shim that imports
 this module only then. The policy samples from the masked softmax with its own seeded
 generator (``deterministic=True``: the most likely legal action).
 """
@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from spades_env.checkpoint import play_settings
+from spades_env.core.observation import OBS_VERSION, convert_observation
 from spades_env.core.rules import RulesConfig
-from spades_env.observation import OBS_VERSION, convert_observation
+from spades_env.policies.checkpoint import play_settings
 from training.checkpoint import checkpoint_dir, load_checkpoint
 from training.network import ActorCritic, masked_logits
 

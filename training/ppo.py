@@ -72,8 +72,8 @@ import torch
 
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
-from spades_env.observation import OBS_SIZE, STATE_VEC_SIZE
-from spades_env.vector import VectorSpades
+from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE
+from spades_env.envs.vector import VectorSpades
 from training import resume as _resume
 from training.allocator import keep_freed_memory
 from training.checkpoint import CheckpointError

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spades_env.core.observation import score_clip_ok
 from spades_env.core.rules import load_rules
-from spades_env.observation import score_clip_ok
 from training.config import load_config
 from training.network import PRECISIONS
 from training.rules_family import entry_label, load_entry, load_family, validate_family
@@ -233,7 +233,7 @@ class TrainConfig:
             return "pool_start", "needs pool_size of at least 1 (the pool it puts the started policy in)"
         if (self.scripted_opponent_share > 0 or self.scripted_partner_share > 0) and not self.scripted_bots:
             return "scripted_bots", "needs at least one bot name when a scripted share is positive"
-        from spades_env.bots import PolicyNameError, parse_policy_name
+        from spades_env.policies.bots import PolicyNameError, parse_policy_name
 
         for k in ("scripted_bots", "eval_opponents"):
             for name in getattr(self, k):

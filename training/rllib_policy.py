@@ -1,4 +1,4 @@
-"""A trained RLlib module as a :class:`spades_env.policy.Policy`, for the arena and ``play``.
+"""A trained RLlib module as a :class:`spades_env.policies.base.Policy`, for the arena and ``play``.
 
 :func:`export_module` writes one RLModule of a trained RLlib algorithm (or of an RLlib
 checkpoint directory) as the project's checkpoint shape: ``model.safetensors`` (the module's
@@ -10,7 +10,7 @@ loads the weights, so loading never unpickles (an RLlib checkpoint itself holds 
 Needs the ``rllib`` extra (Ray and torch)::
 
     from training.rllib_policy import load_rllib_policy
-    from spades_env.arena import run_duplicate, summarize
+    from spades_env.eval import run_duplicate, summarize
     policy = functools.partial(load_rllib_policy, "runs/rllib/export/shared")  # f(seed, rules)
     boards = run_duplicate((policy, policy), ("random", "random"), 8)
 """
@@ -66,7 +66,7 @@ def export_module(
             raise KeyError(f"the algorithm has no module {module_id!r}")
     from safetensors.torch import save_file
 
-    from spades_env.observation import OBS_SIZE
+    from spades_env.core.observation import OBS_SIZE
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -126,8 +126,8 @@ def load_rllib_policy(
     from safetensors.torch import load_file
 
     from spades_env.core.actions import NUM_ACTIONS
+    from spades_env.core.observation import OBS_SIZE
     from spades_env.integrations.rllib import masked_observation_space, model_config
-    from spades_env.observation import OBS_SIZE
 
     d = Path(path)
     try:

@@ -212,7 +212,7 @@ def train(cfg: RLlibConfig, log: Any = print) -> dict[str, Any]:
     log(f"checkpoint: {checkpoint}; policies: {', '.join(exports.values())}")
     summary = None
     if cfg.eval_boards:
-        from spades_env.arena import run_duplicate, summarize
+        from spades_env.eval import run_duplicate, summarize
 
         first = next(iter(exports.values()))
         factory = functools.partial(load_rllib_policy, first)

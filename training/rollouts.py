@@ -47,8 +47,8 @@ import numpy as np
 
 from spades_env.core import layout as L
 from spades_env.core.actions import BID_BASE, NUM_ACTIONS
-from spades_env.observation import public_bids
-from spades_env.search_defence import search_bot_problem, searched_rows
+from spades_env.core.observation import public_bids
+from spades_env.policies.composite import search_bot_problem, searched_rows
 from training.config import ConfigError, config_to_dict, load_config
 from training.rules_family import load_family, validate_family
 
@@ -138,7 +138,7 @@ class Table:
     (0: the policy), the policy's team is ``team[slot]``."""
 
     def __init__(self, cfg: RolloutConfig, rules: Any) -> None:
-        from spades_env.resolve import resolve_policy
+        from spades_env.policies.registry import resolve_policy
 
         self.policy = resolve_policy(cfg.policy, cfg.seed, rules)
         if not hasattr(self.policy, "act_batch"):
@@ -164,7 +164,7 @@ class Table:
 
     def actions(self, kinds: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Each row's action by player ``kinds[row]``, one batched call per player."""
-        from spades_env.arena.batched import decide
+        from spades_env.eval.batched import decide
 
         out = np.empty(len(kinds), dtype=np.int64)
         for k in np.unique(kinds).tolist():
@@ -211,7 +211,7 @@ def play(cfg: RolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[
     ``ridx``, ``slot``, plus ``obs``, ``mask``, ``action``, and ``played``: the margin of the
     hand as it was played). With ``cfg.teacher`` the valued decisions also carry ``label``
     (the teacher's action) and ``values`` (its searched values, NaN where it has none)."""
-    from spades_env.vector import VectorSpades
+    from spades_env.envs.vector import VectorSpades
 
     family = load_family(list(cfg.rules_family))
     eng = VectorSpades(cfg.num_envs, family, episode="game", seed=seed, rules_weights=cfg.rules_weights or None)
@@ -275,7 +275,7 @@ class TeacherSeats:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The teacher's action (``int8 [n]``) and searched values (``float32 [n, 70]``) at
         each row (the rules are read from each observation)."""
-        from spades_env.bots import make_policy
+        from spades_env.policies.bots import make_policy
 
         n = len(slots)
         label = np.empty(n, dtype=np.int8)
@@ -297,7 +297,7 @@ class TeacherSeats:
 def rollout_values(cfg: RolloutConfig, table: Table, valued: dict[str, np.ndarray]) -> np.ndarray:
     """``float32 [n, 70]``: for each valued decision, the hand margin of each candidate action
     played out on the true deal by the same players (NaN for the other actions)."""
-    from spades_env.vector import VectorSpades
+    from spades_env.envs.vector import VectorSpades
 
     n = len(valued["action"])
     values = np.full((n, NUM_ACTIONS), np.nan, dtype=np.float32)

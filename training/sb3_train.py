@@ -6,9 +6,9 @@ Run::
     python -m training.sb3_train --env vec --num-envs 64 --timesteps 1000000
 
 * ``--env gym``: ``num_envs`` copies of the registered Gymnasium env ``Spades-v0``
-  (:class:`spades_env.gym_env.SpadesGymEnv`: one learner team, bots for the others) in SB3's
+  (:class:`spades_env.envs.gym_env.SpadesGymEnv`: one learner team, bots for the others) in SB3's
   ``DummyVecEnv``; masks come from each env's ``action_masks()``.
-* ``--env vec``: :class:`spades_env.vector_adapters.SpadesSB3VecEnv`, ``num_envs`` games of
+* ``--env vec``: :class:`spades_env.envs.vector_adapters.SpadesSB3VecEnv`, ``num_envs`` games of
   the batched engine with ``action_masks()`` for the whole batch.
 
 The learner team (North-South) plays against ``--opponents`` (a bots registry name or a
@@ -42,7 +42,7 @@ def make_env(
         import gymnasium
         from stable_baselines3.common.vec_env import DummyVecEnv
 
-        import spades_env.gym_env  # noqa: F401  registers Spades-v0
+        import spades_env.envs.gym_env  # noqa: F401  registers Spades-v0
 
         def factory(i: int):
             def f():
@@ -54,8 +54,8 @@ def make_env(
         venv.seed(seed)
         return venv
     if kind == "vec":
-        from spades_env.arena import resolve_policy
-        from spades_env.vector_adapters import SpadesSB3VecEnv
+        from spades_env.envs.vector_adapters import SpadesSB3VecEnv
+        from spades_env.eval import resolve_policy
 
         others = (
             {s: resolve_policy(opponents, seed + s, rules) for s in (1, 3)}

@@ -177,7 +177,7 @@ class SparseRows:
 
     def clipped(self, lo: np.ndarray, hi: np.ndarray) -> SparseRows:
         """Every entry clipped to ``[lo[col], hi[col]]`` (bounds that keep 0 at 0, as
-        ``spades_env.observation.score_clip_bounds``)."""
+        ``spades_env.core.observation.score_clip_bounds``)."""
         if lo.shape[0] != self.width or hi.shape[0] != self.width:
             raise ValueError(f"SparseRows.clipped: bounds of {lo.shape[0]} entries for rows of {self.width}")
         if (lo > 0).any() or (hi < 0).any():

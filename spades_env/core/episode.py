@@ -14,7 +14,7 @@ seat that tried it and 0 for the others, the game left as it was.
 
 This is pure rules-side bookkeeping over the state row, so it lives in the core (the facade
 :meth:`~spades_env.core.game.SpadesGame.step` and the batched engine call it);
-:mod:`spades_env.episode` re-exports it.
+:mod:`spades_env.core.episode` re-exports it.
 """
 
 from __future__ import annotations

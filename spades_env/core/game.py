@@ -74,7 +74,7 @@ class HandLog:
 class Observation(NamedTuple):
     """One seat's view: the observation vector and its legal-action mask."""
 
-    observation: np.ndarray  # float32[OBS_SIZE], relative to the seat (spades_env.observation)
+    observation: np.ndarray  # float32[OBS_SIZE], relative to the seat (spades_env.core.observation)
     action_mask: np.ndarray  # int8[70]: the seat's legal actions; all zeros unless it is to act
 
 
@@ -102,14 +102,14 @@ _ENCODE = None
 
 
 def _encoder() -> Any:
-    """The observation encoder, :func:`spades_env.observation.encode_observation`.
+    """The observation encoder, :func:`spades_env.core.observation.encode_observation`.
 
     The encoder is built on the core (it imports only ``spades_env.core``), so the core's
     modules do not import it at import time: it is imported here, once, on the first
     ``observe`` (the one import from the core to the module right above it)."""
     global _ENCODE, _OBS_SIZE
     if _ENCODE is None:
-        from spades_env.observation import OBS_SIZE, encode_observation
+        from spades_env.core.observation import OBS_SIZE, encode_observation
 
         _OBS_SIZE, _ENCODE = OBS_SIZE, encode_observation
     return _ENCODE
@@ -174,7 +174,7 @@ class SpadesGame:
     them with :meth:`set_episode`):
 
     * :meth:`observe` ``(seat)`` -> :class:`Observation` ``(observation, action_mask)``: the
-      seat's ``float32[OBS_SIZE]`` vector (relative to it, :mod:`spades_env.observation`) and its
+      seat's ``float32[OBS_SIZE]`` vector (relative to it, :mod:`spades_env.core.observation`) and its
       ``int8[70]`` legal mask (all zeros unless it is to act in a running episode).
     * :meth:`step` ``(action)`` -> :class:`StepResult`: applies the action of the seat to act;
       when that ends a hand, settles the rewards by the knobs (``"score"``: each seat its

@@ -1,0 +1,83 @@
+"""The ``spades`` command.
+
+Subcommands are contributed by modules: each listed module has ``register(subparsers)`` that
+adds its parsers with ``set_defaults(func=...)``. A module that is missing is skipped, so a
+partial install still runs.
+
+Bad input ends with one line on stderr, ``spades COMMAND: what and where``, and exit status 2:
+the package's own errors (:class:`~spades_env.core.validate.SpadesError` and its subclasses,
+the training package's ``CheckpointError`` and ``ConfigError``) and file-system errors
+(``OSError``: a file that cannot be read or written). Any other exception is a bug and keeps
+its traceback. ``spades replay`` exits 1 when the record itself is bad (its verdict).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from spades_env.core.validate import SpadesError
+
+COMMAND_MODULES = (
+    "spades_env.cli.demo",  # spades demo
+    "spades_env.cli.replay",  # spades replay FILE
+    "spades_env.cli.bench",  # spades bench
+    "spades_env.cli.arena",  # spades eval, spades tournament
+    "spades_env.eval.matrix",  # spades matrix
+    "spades_env.cli.play",  # spades play
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every available subcommand."""
+    parser = argparse.ArgumentParser(prog="spades", description="Spades for reinforcement learning")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name and name.startswith(exc.name):
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def own_errors() -> tuple[type[BaseException], ...]:
+    """The exception types the CLI reports as one line (see the module docstring)."""
+    errors: list[type[BaseException]] = [SpadesError, OSError]
+    for module, name in (("training.checkpoint", "CheckpointError"), ("training.config", "ConfigError")):
+        cls = getattr(sys.modules.get(module), name, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            errors.append(cls)
+    return tuple(errors)
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as one line: its message with the line breaks folded."""
+    if isinstance(exc, OSError) and exc.strerror:
+        text = exc.strerror + (f": {exc.filename!s}" if exc.filename else "")
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``spades`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except Exception as exc:  # the package's own errors say what and where; others are bugs
+        if not isinstance(exc, own_errors()):
+            raise
+        print(f"spades {args.command}: {one_line(exc)}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,287 @@
+"""``spades play``: play Spades in the terminal against bots or a trained checkpoint.
+
+You take one seat (``--seat``, default South); your partner and the two opponents are chosen
+by name: bots registry names (``random``, ``greedy``, ``heuristic``, ``search:budget=0.2``) or
+a checkpoint path (loaded with PyTorch, only then). On your turn the table shows the score,
+bags, bids, tricks, the cards on the table, your hand and your legal moves; type a move by its
+name (``AS``, ``10h``, ``4`` or ``bid 4``, ``nil``, ``blind``, ``see``, ``keep``,
+``discard``) or by its number in the list. ``?`` shows the table again, ``q`` quits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+import numpy as np
+
+from spades_env.core import layout as L
+from spades_env.core.actions import BID_BASE, MAX_BID, action_to_str
+from spades_env.core.cards import card_from_str, card_to_str, format_cards
+from spades_env.core.game import SpadesGame, StepResult, seat_names
+from spades_env.core.rules import RulesConfig, RulesError, load_rules
+from spades_env.core.validate import check_int
+from spades_env.policies.base import Policy
+from spades_env.policies.driver import drive
+from spades_env.policies.registry import resolve_policy
+
+SEAT_WORDS = {"n": 0, "north": 0, "e": 1, "east": 1, "s": 2, "south": 2, "w": 3, "west": 3}
+
+
+class Quit(Exception):
+    """The player asked to stop."""
+
+
+def parse_move(text: str, legal: list[int]) -> int | None:
+    """The legal action a typed move names, or None. Accepts card names, bids (``4``,
+    ``bid 4``, ``nil``), ``blind``/``see``/``keep``/``discard`` and ``#k`` (k-th listed move)."""
+    t = text.strip().lower()
+    if not t:
+        return None
+    if t.startswith("#") and t[1:].isdigit():
+        k = int(t[1:]) - 1
+        return legal[k] if 0 <= k < len(legal) else None
+    words = {
+        "nil": BID_BASE,
+        "blind": 66,
+        "blind nil": 66,
+        "bn": 66,
+        "see": 67,
+        "see cards": 67,
+        "keep": 68,
+        "discard": 69,
+    }
+    if t in words:
+        return words[t] if words[t] in legal else None
+    if t.startswith("bid "):
+        t = t[4:].strip()
+    if t.isdigit():
+        n = int(t)
+        bidding = any(BID_BASE <= a <= BID_BASE + MAX_BID for a in legal)
+        if bidding and 0 <= n <= MAX_BID:
+            return BID_BASE + n if BID_BASE + n in legal else None
+        k = n - 1  # outside bidding, a number is the position in the list
+        return legal[k] if 0 <= k < len(legal) else None
+    try:
+        c = card_from_str(t)
+    except ValueError:
+        return None
+    return c if c in legal else None
+
+
+def _bid_text(b: int) -> str:
+    if b == L.BID_NONE:
+        return "-"
+    if b == L.BID_BLIND_NIL:
+        return "Blind Nil"
+    return "Nil" if b == 0 else str(b)
+
+
+def table_text(game: SpadesGame, me: int, labels: list[str]) -> str:
+    """What the human may see at their turn: scores, bids, tricks, the trick, own hand."""
+    s, n = game.state, game.num_seats
+    names = seat_names(n)
+    teams = ("NS", "EW") if n == 4 else (names[0], names[1])
+    lines = [
+        f"Hand {int(s[L.HAND_NUM]) + 1}, game {int(s[L.GAME_NUM]) + 1} | "
+        + "  ".join(f"{teams[t]} {int(s[L.SCORES + t])} (bags {int(s[L.BAGS + t])})" for t in range(2))
+        + f" | dealer {names[int(s[L.DEALER])]}",
+        "Bids:   " + "  ".join(f"{names[i]} {_bid_text(int(s[L.BIDS + i]))}" for i in range(n)),
+        "Tricks: "
+        + "  ".join(f"{names[i]} {int(s[L.TRICKS_WON + i])}" for i in range(n))
+        + ("   spades broken" if s[L.SPADES_BROKEN] else ""),
+    ]
+    trick = []
+    if s[L.TRICK_SIZE] > 0:
+        lead = int(s[L.TRICK_LEADER])
+        for k in range(int(s[L.TRICK_SIZE])):
+            seat = (lead + k) % n
+            trick.append(f"{names[seat]} {card_to_str(int(s[L.TRICK_CARDS + seat]))}")
+    lines.append("Trick:  " + (", ".join(trick) if trick else "(you lead)" if game.phase == "play" else "-"))
+    hand_hidden = game.phase == "blind"
+    lines.append(
+        f"You ({names[me]}, partner {labels[(me + 2) % n] if n == 4 else '-'}): "
+        + ("(hidden until you decide on Blind Nil)" if hand_hidden else format_cards(int(s[L.HANDS + me])))
+    )
+    return "\n".join(lines)
+
+
+def _legal_text(legal: list[int]) -> str:
+    return "Legal:  " + "  ".join(f"{k + 1}) {action_to_str(a)}" for k, a in enumerate(legal))
+
+
+class _Human:
+    """The human at the table as a seated policy: shows the table and reads a legal move."""
+
+    def __init__(
+        self,
+        game: SpadesGame,
+        me: int,
+        labels: list[str],
+        read: Callable[[str], str],
+        write: Callable[[str], None],
+    ) -> None:
+        self.game, self.me, self.labels, self.read, self.write = game, me, labels, read, write
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = [int(a) for a in np.flatnonzero(action_mask)]
+        write = self.write
+        write("")
+        write(table_text(self.game, self.me, self.labels))
+        write(_legal_text(legal))
+        while True:
+            try:
+                text = self.read("Your move> ")
+            except EOFError:
+                raise Quit from None
+            if text.strip().lower() in ("q", "quit", "exit"):
+                raise Quit
+            if text.strip() in ("?", "h", "help"):
+                write(table_text(self.game, self.me, self.labels))
+                write(_legal_text(legal))
+                continue
+            action = parse_move(text, legal)
+            if action is not None:
+                return action
+            write(f"'{text.strip()}' is not a legal move here. {_legal_text(legal)}")
+
+
+def play_game(
+    game: SpadesGame,
+    me: int,
+    others: dict[int, Policy],
+    labels: list[str],
+    read: Callable[[str], str] | None = None,
+    write: Callable[[str], None] = print,
+) -> dict:
+    """Play ``game`` to the end of its match with a human at seat ``me`` (``read`` gives their
+    moves), every seat through the one driver (:func:`spades_env.policies.driver.drive`); returns the
+    final hand's result. Raises :class:`Quit` when the human quits."""
+    if read is None:
+        read = input  # looked up at call time, so a patched builtins.input is used
+    n = game.num_seats
+    names = seat_names(n)
+    game.set_episode(episode="match")
+    write(f"You are {names[me]}. " + ", ".join(f"{names[i]}: {labels[i]}" for i in range(n) if i != me))
+    seated: dict[int, Policy] = {**others, me: _Human(game, me, labels, read, write)}
+    tricks_before = [int(game.state[L.TRICKS_PLAYED])]
+    final: dict = {}
+
+    def on_step(r: StepResult) -> None:
+        s = r.hand_end_state if r.hand is not None else game.state  # the table as the action left it
+        if r.seat == me:
+            write(f"You: {action_to_str(r.action)}")
+        else:
+            shown = "passes a card to its partner" if r.phase == "exchange" else action_to_str(r.action)
+            write(f"{names[r.seat]} ({labels[r.seat]}): {shown}")
+        if int(s[L.TRICKS_PLAYED]) > tricks_before[0] and s[L.PHASE] in (
+            L.PH_PLAY,
+            L.PH_HAND_END,
+            L.PH_GAME_END,
+            L.PH_MATCH_END,
+        ):
+            w = int(s[L.LAST_TRICK_WINNER])
+            cards = ", ".join(
+                f"{names[i]} {card_to_str(int(s[L.LAST_TRICK + i]))}"
+                for i in range(n)
+                if s[L.LAST_TRICK + i] >= 0
+            )
+            write(f"  trick to {names[w]} ({cards})")
+        tricks_before[0] = int(game.state[L.TRICKS_PLAYED])
+        if r.hand is None:
+            return
+        res = r.hand.result
+        write(
+            "Hand over: bids "
+            + ", ".join(f"{names[i]} {res['bids'][i]}" for i in range(n))
+            + "; tricks "
+            + ", ".join(f"{names[i]} {res['tricks'][i]}" for i in range(n))
+            + f"; points {res['points'][0]:+d} / {res['points'][1]:+d}; score {res['scores'][0]} - {res['scores'][1]}"
+        )
+        if r.done:
+            final.update(res)
+        elif res["phase"] == "game_end":
+            w = res["game_winner"]
+            write(
+                f"Game over: {('NS', 'EW')[w] if w >= 0 and n == 4 else names[w] if w >= 0 else 'no winner'} won"
+            )
+
+    drive(game, seated, on_step=on_step)  # IllegalActionError for a bot's illegal move, naming it
+    return final
+
+
+def run(args: argparse.Namespace, read: Callable[[str], str] | None = None) -> int:
+    try:
+        rules: RulesConfig = load_rules(args.rules)
+        if args.max_hands is not None:
+            rules = rules.replace(max_hands=args.max_hands)
+        if not args.match:
+            rules = rules.replace(match_games=1)
+    except RulesError as exc:
+        print(f"spades play: {exc}", file=sys.stderr)
+        return 2
+    check_int(args.seed, "--seed", 0)
+    n = rules.num_players
+    seat = SEAT_WORDS.get(str(args.seat).lower()) if not str(args.seat).isdigit() else int(args.seat)
+    if seat is None or not 0 <= seat < n:
+        print(
+            f"spades play: --seat must be one of N, E, S, W (or 0..{n - 1}), got {args.seat!r}",
+            file=sys.stderr,
+        )
+        return 2
+    opp = [p.strip() for p in args.opponents.split("+")]
+    if len(opp) == 1:
+        opp = opp * 2
+    if len(opp) != 2 or not all(opp):
+        print(
+            f"spades play: --opponents is one name or two joined by '+', got {args.opponents!r}",
+            file=sys.stderr,
+        )
+        return 2
+    labels = [""] * n
+    labels[seat] = "you"
+    if n == 4:
+        labels[(seat + 2) % 4] = args.partner
+        labels[(seat + 1) % 4], labels[(seat + 3) % 4] = opp
+    else:
+        labels[1 - seat] = opp[0]
+    seeds = np.random.SeedSequence(args.seed).generate_state(4)
+    others: dict[int, Policy] = {}
+    try:
+        for i in range(n):
+            if i != seat:
+                others[i] = resolve_policy(labels[i], int(seeds[i]), rules)
+    except Exception as exc:  # bad names and bad checkpoints: say which
+        print(f"spades play: {exc}", file=sys.stderr)
+        return 2
+    game = SpadesGame(rules, seed=args.seed, episode="match")
+    try:
+        r = play_game(game, seat, others, labels, read=read)
+    except Quit:
+        print("Bye.")
+        return 0
+    w = r["game_winner"]
+    mine = seat % 2
+    print("You won!" if w == mine else "No winner (hand cap reached)." if w < 0 else "You lost.")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "play",
+        help="play in the terminal against bots or a checkpoint",
+        description=__doc__.split("\n\n")[1].replace("\n", " "),
+    )
+    p.add_argument("--seat", default="S", help="your seat: N, E, S or W (default S)")
+    p.add_argument(
+        "--partner", default="heuristic", help="your partner: bot name or checkpoint path (default heuristic)"
+    )
+    p.add_argument(
+        "--opponents", default="heuristic", help="opponents: a name, or two joined by '+' (default heuristic)"
+    )
+    p.add_argument("--rules", default="tournament", help="rules preset or YAML file (default tournament)")
+    p.add_argument("--max-hands", type=int, default=None, help="cap the game at this many hands")
+    p.add_argument("--match", action="store_true", help="play the rules' whole match (default: one game)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the bots (default 0)")
+    p.set_defaults(func=run)

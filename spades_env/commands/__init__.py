@@ -1,1 +1,0 @@
-"""Subcommands of the ``spades`` CLI (see :mod:`spades_env.cli`)."""

@@ -1,0 +1,275 @@
+"""The rule matrix: one policy's gauntlet under several rule settings, a table per rules and
+one plot.
+
+``spades matrix checkpoints/spades_ppo_v1 --games 100 --out runs/matrix`` plays the gauntlet
+(:func:`spades_env.eval.gauntlet.run_gauntlet`: duplicate games of the policy partnered with
+itself against each opponent team, and of the policy with a ``--partner`` against two of them)
+under each ``--rules`` (default: ``tournament``, ``house`` and ``no_blind``, the tournament
+rules with Blind Nil off), prints a table per rules (games won and margin per hand with 95%
+CIs, the policy team's set rate, Nil success and Blind Nil bids per hand), and writes
+``matrix.json`` and ``matrix.png`` (margin and games won per matchup, one bar per rules).
+
+A ``--rules`` item is a preset name, a rules YAML path, a name of :data:`VARIANTS`, or a JSON
+object of rule keys on the tournament rules (``'{"target_score": 300}'``), optionally named
+``label=...`` (``'short={"target_score": 300}'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.core.validate import InputError, check_count, check_int
+from spades_env.eval import report
+from spades_env.eval.duplicate import available_cpus
+from spades_env.eval.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, add_matchup_arguments, run_gauntlet
+from spades_env.eval.match import FORMATS, check_policy_name
+from spades_env.io.paths import check_output_dir
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "no_blind": {"blind_nil": False, "blind_nil_exchange": 0},
+}
+"""Named rule variants on the tournament rules."""
+DEFAULT_RULES = ("tournament", "house", "no_blind")
+
+
+def matrix_rules(item: str) -> tuple[str, RulesConfig]:
+    """(label, rules) of one ``--rules`` item (see the module docstring); InputError if bad."""
+    label, eq, text = item.partition("=")
+    if not eq or not label.isidentifier():
+        label, text = "", item
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            changes = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"--rules {item!r}: not a JSON object ({exc.msg})") from None
+        if not isinstance(changes, dict):
+            raise InputError(f"--rules {item!r}: not a JSON object")
+        base = load_rules("tournament").to_dict()
+        unknown = sorted(set(changes) - set(base))
+        if unknown:
+            raise InputError(f"--rules {item!r}: unknown rule key(s) {unknown}")
+        return label or ",".join(f"{k}={v}" for k, v in changes.items()), load_rules({**base, **changes})
+    if text in VARIANTS:
+        return label or text, load_rules({**load_rules("tournament").to_dict(), **VARIANTS[text]})
+    try:
+        rules = load_rules(text)
+    except ValueError as exc:
+        raise InputError(f"--rules {item!r}: {exc}") from None
+    return label or (Path(text).stem if Path(text).suffix else text), rules
+
+
+def run_matrix(
+    policy: str,
+    games: int,
+    rules: Sequence[tuple[str, RulesConfig]],
+    *,
+    opponents: Sequence[str] = DEFAULT_OPPONENTS,
+    partner: str | None = DEFAULT_PARTNER,
+    fmt: str = "game",
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """One entry per rules: ``{"label", "rules" (dict), "seconds", "matchups": [summaries]}``."""
+    check_count(games, "games")
+    out = []
+    for label, r in rules:
+        if r.num_players != 4:
+            raise InputError(f"rules {label!r}: the matrix plays partnerships (num_players 4)")
+        t0 = time.perf_counter()
+        summaries = run_gauntlet(
+            policy,
+            games,
+            rules=r,
+            opponents=opponents,
+            partner=partner,
+            fmt=fmt,
+            seed=seed,
+            workers=workers,
+            progress=progress,
+        )
+        out.append(
+            {
+                "label": label,
+                "rules": r.to_dict(),
+                "seconds": round(time.perf_counter() - t0, 1),
+                "matchups": summaries,
+            }
+        )
+    return out
+
+
+def _num(x: Any) -> float:
+    return float("nan") if x is None else float(x)
+
+
+def _rate(r: dict[str, Any]) -> str:
+    if not r or not r.get("n") or r.get("rate") is None:
+        return "-"
+    return f"{100 * r['rate']:.1f}% [{100 * r['ci95'][0]:.1f}, {100 * r['ci95'][1]:.1f}]"
+
+
+def matrix_table(policy: str, entry: dict[str, Any]) -> str:
+    """The terminal table of one rules of the matrix: one row per matchup."""
+    ms = entry["matchups"]
+    key = "game_win" if ms and "game_win" in ms[0] else "hand_win"
+    head = (
+        f"{'matchup':<30} {'hands':>6} {key.replace('_', ' ') + ' (95% CI)':>22} "
+        f"{'margin/hand (95% CI)':>24} {'set':>6} {'nil made':>9} {'BN/hand':>8}"
+    )
+    lines = [f"{entry['label']}: {policy} ({entry['seconds']} s)", head, "-" * len(head)]
+    for s in ms:
+        m = s["margin_per_hand"]
+        margin = f"{_num(m['mean']):+.1f} [{_num(m['ci95'][0]):+.1f}, {_num(m['ci95'][1]):+.1f}]"
+        t = s["teams"][0]
+        nil = t["nil_success"]
+        nil_txt = f"{100 * nil['rate']:.0f}% /{nil['n']}" if nil["n"] else "-"
+        lines.append(
+            f"{s['team_a'] + ' vs ' + s['team_b']:<30} {s['hands']:>6} {_rate(s[key]):>22} {margin:>24} "
+            f"{100 * _num(t['set_rate']['rate']):>5.1f}% {nil_txt:>9} {t['blind_nil_bids_per_hand']:>8.2f}"
+        )
+    return "\n".join(lines)
+
+
+def plot_matrix(entries: Sequence[dict[str, Any]], path: str | Path, title: str = "") -> Path | None:
+    """Margin per hand and games won per matchup, one bar (95% CI) per rules; None without
+    matplotlib."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    matchups = [f"{s['team_a']}\nvs {s['team_b']}" for s in entries[0]["matchups"]]
+    key = "game_win" if "game_win" in entries[0]["matchups"][0] else "hand_win"
+    n, k = len(matchups), len(entries)
+    width = 0.8 / k
+    fig, axes = plt.subplots(1, 2, figsize=(max(9, 1.6 * n * max(k, 2) / 2 + 5), 4.8))
+    for j, e in enumerate(entries):
+        xs = [i - 0.4 + width * (j + 0.5) for i in range(n)]
+        ms = e["matchups"]
+        mean = [_num(s["margin_per_hand"]["mean"]) for s in ms]
+        lo = [max(0.0, m - _num(s["margin_per_hand"]["ci95"][0])) for m, s in zip(mean, ms, strict=True)]
+        hi = [max(0.0, _num(s["margin_per_hand"]["ci95"][1]) - m) for m, s in zip(mean, ms, strict=True)]
+        axes[0].bar(xs, mean, width, yerr=[lo, hi], capsize=3, label=e["label"])
+        rate = [_num(s[key]["rate"]) for s in ms]
+        rlo = [
+            max(0.0, r - s[key]["ci95"][0]) if not math.isnan(r) else 0 for r, s in zip(rate, ms, strict=True)
+        ]
+        rhi = [
+            max(0.0, s[key]["ci95"][1] - r) if not math.isnan(r) else 0 for r, s in zip(rate, ms, strict=True)
+        ]
+        axes[1].bar(xs, rate, width, yerr=[rlo, rhi], capsize=3, label=e["label"])
+    axes[0].axhline(0, color="black", lw=0.8)
+    axes[0].set_ylabel("points per hand margin (95% CI)")
+    axes[1].axhline(0.5, color="black", lw=0.8, ls="--")
+    axes[1].set_ylim(0, 1)
+    axes[1].set_ylabel(f"{key.replace('_', ' ')} rate (Wilson 95% CI)")
+    for ax in axes:
+        ax.set_xticks(range(n), matchups, fontsize=8)
+        ax.legend(fontsize=8, title="rules")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(p, dpi=100)
+    plt.close(fig)
+    return p
+
+
+def register(subparsers: Any) -> None:
+    """Add ``matrix`` to the ``spades`` command."""
+    p = subparsers.add_parser(
+        "matrix",
+        help="one policy's gauntlet under several rule settings (a table per rules + one plot)",
+        description="POLICY (a checkpoint path or a bots name) partnered with itself against each "
+        "--opponents team and partnered with --partner against two --partner players, under each "
+        "--rules; duplicate deals, 95% CIs; matrix.json and matrix.png with --out.",
+    )
+    add_matchup_arguments(p, 100, "units per matchup and rules (default 100)")
+    p.add_argument(
+        "--rules",
+        nargs="+",
+        default=list(DEFAULT_RULES),
+        help="presets, YAML files, variants (" + ", ".join(VARIANTS) + ") or JSON objects on the tournament "
+        f"rules, each optionally LABEL=...; default {' '.join(DEFAULT_RULES)}",
+    )
+    p.add_argument(
+        "--format", dest="fmt", choices=FORMATS, default="game", help="unit of play (default game)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals and policies (default 0)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help=f"processes (default: the CPUs this process may use, here {available_cpus()}; the same results)",
+    )
+    p.add_argument("--max-hands", type=int, default=None, help="override every rules' hand cap per game")
+    p.add_argument("--out", type=Path, default=None, help="folder for matrix.json and matrix.png")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_matrix)
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    """Run ``spades matrix``."""
+    check_int(args.seed, "--seed", 0)
+    workers = available_cpus() if args.workers is None else check_count(args.workers, "--workers")
+    check_count(args.games, "--games")
+    if args.out is not None:
+        check_output_dir(args.out, "--out")
+    if not args.opponents and not args.partner:
+        raise InputError("nothing to play (no --opponents and no --partner)")
+    rules = [matrix_rules(r) for r in args.rules]
+    if args.max_hands is not None:
+        check_count(args.max_hands, "--max-hands")
+        rules = [(label, r.replace(max_hands=args.max_hands)) for label, r in rules]
+    labels = [label for label, _ in rules]
+    if len(set(labels)) != len(labels):
+        raise InputError(f"--rules: two rules have the same label ({', '.join(labels)})")
+    for spec in [args.policy, *args.opponents, *([args.partner] if args.partner else [])]:
+        check_policy_name(spec)
+    t0 = time.perf_counter()
+    entries = run_matrix(
+        args.policy,
+        args.games,
+        rules,
+        opponents=args.opponents,
+        partner=args.partner or None,
+        fmt=args.fmt,
+        seed=args.seed,
+        workers=workers,
+        progress=not args.no_progress,
+    )
+    for e in entries:
+        print(matrix_table(args.policy, e))
+        print()
+    seconds = round(time.perf_counter() - t0, 1)
+    print(f"({seconds} s)")
+    if args.out is not None:
+        data = {"policy": args.policy, "seed": args.seed, "games": args.games, "seconds": seconds}
+        data["rules"] = entries
+        j = report.write_json(args.out / "matrix.json", data)
+        png = plot_matrix(entries, args.out / "matrix.png", title=f"rule matrix of {args.policy}")
+        print(f"wrote {j}" + (f" and {png}" if png else " (no matplotlib: no plot)"))
+    return 0
+
+
+__all__ = [
+    "DEFAULT_RULES",
+    "VARIANTS",
+    "matrix_rules",
+    "matrix_table",
+    "plot_matrix",
+    "register",
+    "run_matrix",
+]

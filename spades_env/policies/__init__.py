@@ -1,0 +1,15 @@
+"""Policies: anything that picks an action from one seat's observation.
+
+* :class:`Policy` (the protocol: ``act``; a policy that can decide a batch also has
+  ``act_batch``, see :class:`BatchPolicy`), :class:`RandomPolicy`;
+* :func:`load`: a Policy from a bot name, a shipped agent id or a checkpoint path;
+* :mod:`spades_env.policies.driver`: the one driver that steps games with seated policies;
+* :mod:`spades_env.policies.bots`: the scripted baselines, from random to search;
+* :mod:`spades_env.policies.checkpoint`: networks read with NumPy (no torch);
+* :mod:`spades_env.policies.composite`: a network with a search bot in declared situations.
+"""
+
+from spades_env.policies.base import Policy, RandomPolicy
+from spades_env.policies.registry import load
+
+__all__ = ["Policy", "RandomPolicy", "load"]
