@@ -52,7 +52,7 @@ from spades_env.core.validate import SpadesError
 if TYPE_CHECKING:
     from spades_env.policies.composite import SearchDefencePolicy
 
-FORMAT = "spades_env.policies.checkpoint/1"
+FORMAT = "spades_env.checkpoint/1"
 MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
 STATE_FILE, STATE_JSON = "train_state.safetensors", "train_state.json"
 
