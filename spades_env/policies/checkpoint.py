@@ -21,7 +21,7 @@ anywhere ``spades_env`` is installed:
   :func:`act_policies` decides row ``i`` with ``policies[i]`` (many seats of many games, each
   with its own generator, one forward pass): both give exactly the actions of ``act`` called
   row by row (see :func:`act_policies` for how);
-  ``spades_env.eval.resolve_policy`` (so ``spades eval``, ``spades tournament``, ``spades
+  :func:`spades_env.policies.load` (so ``spades eval``, ``spades tournament``, ``spades
   play``) sends names that look like paths here.
 """
 
@@ -31,7 +31,7 @@ import json
 import math
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -48,9 +48,6 @@ from spades_env.core.observation import (
 )
 from spades_env.core.rules import RulesConfig, RulesError, load_rules, rules_from_dict
 from spades_env.core.validate import SpadesError
-
-if TYPE_CHECKING:
-    from spades_env.policies.composite import SearchDefencePolicy
 
 FORMAT = "spades_env.checkpoint/1"
 MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
@@ -166,26 +163,14 @@ def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
             raise CheckpointError(
                 f"{mp}: key 'policy.deterministic' must be true or false, got {pol['deterministic']!r}"
             )
-        _check_search_defence(mp, pol)
+        unknown = sorted(set(pol) - {"deterministic"})
+        if unknown:
+            raise CheckpointError(
+                f"{mp}: unknown key 'policy.{unknown[0]}' (a checkpoint's policy holds only 'deterministic'; "
+                "a network with a search bot is a composite agent declared in an agent.json, "
+                "see spades_env.policies.agents)"
+            )
     return meta
-
-
-def _check_search_defence(mp: Path, pol: dict[str, Any]) -> None:
-    """``policy.search_defence`` must be a bots registry name (``search:samples=200``),
-    ``policy.search_defence_against`` a list of opponents' bids (``["blind_nil", "nil"]``) and
-    ``policy.search_defence_cover`` one of the partner's bids, both needing that bot, and
-    ``policy.both_nil_bid_shade`` a number of tricks 0..12 (not 0 only with that bot)."""
-    from spades_env.policies.composite import search_defence_problem
-
-    problem = search_defence_problem(
-        pol.get("search_defence"),
-        pol.get("search_defence_against"),
-        "policy.",
-        pol.get("search_defence_cover"),
-        pol.get("both_nil_bid_shade"),
-    )
-    if problem:
-        raise CheckpointError(f"{mp}: {problem}")
 
 
 def load_meta(path: str | Path) -> dict[str, Any]:
@@ -536,7 +521,8 @@ def act_policies(
 
 
 # The repository's shipped policy for each number of players (named in the error above).
-_SHIPPED_FOR = {4: "checkpoints/spades_family_v11", 2: "checkpoints/spades_2p_v1"}
+_SHIPPED_FOR = {4: "spades4_v1", 2: "spades2_v1"}
+"""The shipped agent for each number of players (named when a checkpoint is asked to play the other)."""
 
 
 def play_settings(
@@ -550,7 +536,7 @@ def play_settings(
         if have != want:
             raise CheckpointError(
                 f"{checkpoint_dir(path) / META_FILE}: trained for {have} players, asked to play {want} "
-                f"(use a policy trained on {want}-player rules: the repository ships "
+                f"(use a policy trained on {want}-player rules, such as the shipped agent "
                 f"{_SHIPPED_FOR.get(want, 'none')})"
             )
     if deterministic is None:
@@ -563,32 +549,15 @@ def load_policy(
     seed: int | None = None,
     rules: RulesConfig | str | dict | None = None,
     deterministic: bool | None = None,
-    search_defence: bool = True,
-) -> CheckpointPolicy | SearchDefencePolicy:
-    """A Policy from a checkpoint path (directory, ``model.safetensors`` or ``meta.json``);
-    ``rules``, when given, must have the checkpoint's number of players. ``deterministic``
-    None: as the checkpoint's ``meta.json`` says (``policy.deterministic``, default false).
-    A :class:`CheckpointPolicy`, or where ``meta.json`` names a ``policy.search_defence`` bot
-    (and ``search_defence`` is true) a :class:`~spades_env.policies.composite.SearchDefencePolicy`
-    around it (the bot plays the cards after an opponent's bid listed in
-    ``policy.search_defence_against``, by default Blind Nil, and after the partner's bid listed
-    in ``policy.search_defence_cover``, by default none; the network's bids after both the
-    partner's and an opponent's Nil lowered by ``policy.both_nil_bid_shade`` tricks, default 0)."""
+) -> CheckpointPolicy:
+    """The network of a checkpoint (directory, ``model.safetensors`` or ``meta.json``) as a
+    Policy; ``rules``, when given, must have the checkpoint's number of players.
+    ``deterministic`` None: as the checkpoint's ``meta.json`` says (``policy.deterministic``,
+    default false). Agent ids and composite agents load through
+    :func:`spades_env.policies.load`."""
     actor, meta = _cached(path)
     deterministic = play_settings(path, meta, rules, deterministic)
-    net = CheckpointPolicy(actor, seed=seed, deterministic=deterministic, name=str(path), meta=meta)
-    pol = meta.get("policy") or {}
-    bot = pol.get("search_defence")
-    if not bot or not search_defence:
-        return net
-    from spades_env.policies.bots import make_policy
-    from spades_env.policies.composite import DEFAULT_AGAINST, DEFAULT_COVER, SearchDefencePolicy, search_seed
-
-    search = make_policy(bot, seed=search_seed(seed), rules=rules)
-    against = pol.get("search_defence_against", DEFAULT_AGAINST)
-    cover = pol.get("search_defence_cover", DEFAULT_COVER)
-    shade = pol.get("both_nil_bid_shade", 0)
-    return SearchDefencePolicy(net, search, name=str(path), against=against, cover=cover, bid_shade=shade)
+    return CheckpointPolicy(actor, seed=seed, deterministic=deterministic, name=str(path), meta=meta)
 
 
 __all__ = [

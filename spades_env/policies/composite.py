@@ -1,27 +1,17 @@
-"""A checkpoint policy that searches its Nil defence: a network everywhere, a search bot at its
-card plays after an opponent bid Blind Nil (or Nil), and, where asked, after its partner bid Nil.
+"""A composite agent: a network everywhere, a search bot at the card plays of hands where an
+opponent (or, where asked, the partner) bid Nil or Blind Nil, and the network's bids adjusted
+after both teams' Nils.
 
-Setting an opponent's Nil or Blind Nil takes a line of play across the hand (force the Nil
-bidder to win a trick its partner cannot cover); the trained networks defend about as well as
-L2 does, while L3 (``search:samples=200``, which samples deals consistent with what the seat
-knows and plays each candidate card out) sets many more of them. A checkpoint whose
-``meta.json`` names a bot in ``policy.search_defence`` is loaded as a
-:class:`SearchDefencePolicy`: the network bids and plays every other card, the bot plays those
-cards. ``policy.search_defence_against`` lists the opponents' bids that bring the bot in:
-``["blind_nil"]`` (the default: ``spades_family_v6``) or ``["blind_nil", "nil"]``
-(``spades_family_v7``). ``policy.search_defence_cover`` lists the partner's bids after which the
-bot plays too (covering the partner's Nil: ``["nil", "blind_nil"]`` in ``spades_family_v8``;
-by default none). ``spades_family_v9`` names ``search:samples=200,bid_infer=1``: L3 whose sampled
-deals read the bids (a seat that bid Nil rarely holds high cards); ``spades_family_v10`` the same
-with 400 deals a card. Both act on the seat's own observation only.
-``policy.both_nil_bid_shade`` (``spades_family_v11``: 1) takes that many tricks off the
-network's bid (never below 1) when the seat bids after its partner's Nil or Blind Nil and an
-opponent's: the network learned its bids with its own card play, and in a hand where both
-teams bid Nil the bot plays the seat's cards, covering the partner and attacking the
-opponents' Nil at once, and takes fewer tricks than the bid counted on
-(``benchmarks/set_breakdown.py``; v11's card).
-``benchmarks/search_defence.py`` measures what it is worth against the network alone on the
-same deals.
+Setting an opponent's Nil takes a line of play across the hand (force the Nil bidder to win a
+trick its partner cannot cover), and covering the partner's takes another; a network trained
+by self-play defends about as well as L2 does, while L3 (``search:...``, deals sampled
+consistently with what the seat knows, each candidate card played out) sets and covers many
+more. :class:`SearchDefencePolicy` hands those card plays (:func:`searched_rows`) to the bot
+and lowers the network's bid by ``bid_shade`` tricks (:func:`shade_bids`) when the seat bids
+after its partner's and an opponent's Nil (the network learned its bids with its own card
+play; in those hands the bot plays the cards). Both parts act on the seat's own observation
+only. An agent declares all of this in its ``agent.json`` (:mod:`spades_env.policies.agents`);
+the shipped ``spades4_v1`` is one.
 """
 
 from __future__ import annotations
@@ -38,11 +28,7 @@ DEFENDED_BIDS = {"blind_nil": L.BID_BLIND_NIL, "nil": 0}
 """The names ``policy.search_defence_against`` may list, and the bid (as ``public_bids``
 reads it) each stands for."""
 
-DEFAULT_AGAINST = ("blind_nil",)
-"""What a checkpoint's search defends against when its meta does not say (v6's meaning)."""
 
-DEFAULT_COVER: tuple[str, ...] = ()
-"""The partner's bids a checkpoint's search covers when its meta does not say: none (v6, v7)."""
 
 MAX_BID_SHADE = MAX_BID - 1
 """The most tricks ``both_nil_bid_shade`` may take off a bid (a bid stays at least 1)."""
@@ -85,8 +71,8 @@ def _checked_cover(cover: Any) -> tuple[str, ...]:
 def searched_rows(
     observations: np.ndarray,
     action_masks: np.ndarray,
-    against: tuple[str, ...] | list[str] = DEFAULT_AGAINST,
-    cover: tuple[str, ...] | list[str] = DEFAULT_COVER,
+    against: tuple[str, ...] | list[str],
+    cover: tuple[str, ...] | list[str] = (),
 ) -> np.ndarray:
     """``bool [N]``: the rows that are card plays (trick play, a card in the mask) in a hand
     where an opponent (relative seat 1 or 3) bid one of ``against`` (names of
@@ -124,8 +110,8 @@ class SearchDefencePolicy:
         net: Any,
         search: Any,
         name: str = "",
-        against: tuple[str, ...] | list[str] = DEFAULT_AGAINST,
-        cover: tuple[str, ...] | list[str] = DEFAULT_COVER,
+        against: tuple[str, ...] | list[str] = ("blind_nil", "nil"),
+        cover: tuple[str, ...] | list[str] = (),
         bid_shade: int = 0,
     ) -> None:
         self.net, self.search = net, search
@@ -266,8 +252,6 @@ def search_seed(seed: int | None) -> int | None:
 
 
 __all__ = [
-    "DEFAULT_AGAINST",
-    "DEFAULT_COVER",
     "DEFENDED_BIDS",
     "MAX_BID_SHADE",
     "SearchDefencePolicy",

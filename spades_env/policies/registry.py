@@ -1,19 +1,21 @@
 """The one resolver of policy and opponent specs, for every front-end and tool.
 
 A *policy spec* is a bots registry name (``"random"``, ``"heuristic"``,
-``"search:budget=0.1"``), a checkpoint path (handed to a registered loader or to
-:func:`spades_env.policies.checkpoint.load_policy`), or a picklable factory ``f(seed, rules) -> Policy``.
+``"search:budget=0.1"``), a shipped agent id (``"spades4_v1"``), the path of an agent or
+checkpoint folder (:func:`spades_env.policies.agents.load_agent`), a name a registered loader
+takes (:func:`register_policy_loader`), or a picklable factory ``f(seed, rules) -> Policy``.
+:func:`load` is the public entry point.
 An *opponent spec* (``Spades-v0``, the vector adapters) is a Policy or a policy spec for every
 other seat, a ``{seat: ...}`` dict of them, or ``None`` (seeded
 :class:`~spades_env.policies.base.RandomPolicy` players).
 
-* :func:`resolve_policy` / :func:`check_policy_name`: one spec to a Policy / refuse a bad one
+* :func:`load` / :func:`resolve_policy` / :func:`check_policy_name`: one spec to a Policy / refuse a bad one
   before any play (the arena, ``spades play``, ``spades eval`` ...).
 * :func:`opponent_specs` / :func:`resolve_opponents`: an opponent spec to ``{seat: spec}``
   (checked at construction) and then to ``{seat: Policy}`` with per-seat seeds.
 
-The bots registry and the checkpoint loader are imported on first use only, so this module
-sits just above :mod:`spades_env.policies.base` and imports neither torch nor the bots at import time.
+The bots registry and the agents are imported on first use only (``import spades_env`` stays
+light); nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -46,64 +48,74 @@ def register_policy_loader(
     _LOADERS.append((predicate, loader))
 
 
-def _looks_like_path(name: str) -> bool:
-    return "/" in name or name.endswith((".safetensors", ".json", ".pt")) or Path(name).exists()
+def _bot_names() -> tuple[str, ...]:
+    from spades_env.policies.bots import POLICY_NAMES
+
+    return POLICY_NAMES
+
+
+def _unknown(spec: str) -> InputError:
+    from spades_env.policies.agents import agent_ids
+
+    return InputError(
+        f"unknown policy {spec!r}: not a bot ({', '.join(_bot_names())}), a shipped agent "
+        f"({', '.join(agent_ids()) or 'none'}) or an existing agent or checkpoint folder"
+    )
+
+
+def _kind(spec: str) -> str:
+    """What a policy name names: 'loader' (a registered loader), 'bot', 'agent' (a shipped id),
+    'path' (an existing folder or file) or 'unknown'."""
+    from spades_env.policies.agents import is_agent_id
+
+    if any(predicate(spec) for predicate, _ in _LOADERS):
+        return "loader"
+    if spec.split(":", 1)[0].strip().lower() in _bot_names():
+        return "bot"
+    if is_agent_id(spec):
+        return "agent"
+    if Path(spec).exists():
+        return "path"
+    return "unknown"
 
 
 def resolve_policy(spec: PolicySpec, seed: int | None, rules: RulesConfig) -> Policy:
-    """A Policy from a name (bots registry, checkpoint path) or a factory ``f(seed, rules)``."""
+    """A Policy from a name (a bot, a shipped agent id, an agent or checkpoint folder) or a
+    factory ``f(seed, rules)``."""
     if callable(spec):
         return spec(seed, rules)
     if not isinstance(spec, str) or not spec:
         raise InputError(f"a policy must be a name or a factory f(seed, rules), got {spec!r}")
-    for predicate, loader in _LOADERS:
-        if predicate(spec):
-            return loader(spec, seed, rules)
-    try:
-        from spades_env.policies.bots import POLICY_NAMES, make_policy
-    except ImportError:  # no bots registry: only "random"
-        POLICY_NAMES, make_policy = ("random",), None
-    base = spec.split(":", 1)[0].strip().lower()
-    if base not in POLICY_NAMES and _looks_like_path(spec):
-        try:
-            from spades_env.policies.checkpoint import load_policy  # type: ignore[import-not-found]
-        except ImportError:
-            raise InputError(
-                f"policy {spec!r} looks like a checkpoint path, but no checkpoint loader is "
-                "installed (spades_env.policies.checkpoint.load_policy, or register_policy_loader)"
-            ) from None
-        return load_policy(spec, seed=seed, rules=rules)
-    if make_policy is not None:
+    kind = _kind(spec)
+    if kind == "loader":
+        loader = next(load for predicate, load in _LOADERS if predicate(spec))
+        return loader(spec, seed, rules)
+    if kind == "bot":
+        from spades_env.policies.bots import make_policy
+
         return make_policy(spec, seed=seed, rules=rules)
-    if spec == "random":
-        return RandomPolicy(seed)
-    raise InputError(f"unknown policy {spec!r} (the bots registry spades_env.policies.bots is not available)")
+    if kind in ("agent", "path"):
+        from spades_env.policies.agents import load_agent
+
+        return load_agent(spec, seed=seed, rules=rules)
+    raise _unknown(spec)
 
 
 def check_policy_name(spec: PolicySpec) -> None:
     """Refuse, before any play, a policy spec that :func:`resolve_policy` could never load: a
-    non-string, an unknown bot, bad bot options (``PolicyNameError``), a checkpoint path that
-    does not exist. Nothing is loaded (a checkpoint's contents are checked when it loads)."""
+    non-string, an unknown name, bad bot options (``PolicyNameError``). Nothing is loaded (an
+    agent's files are checked when it loads)."""
     if callable(spec):
         return
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"a policy must be a non-empty name or a factory f(seed, rules), got {spec!r}")
-    if any(predicate(spec) for predicate, _ in _LOADERS):
-        return
-    try:
-        from spades_env.policies.bots import POLICY_NAMES, parse_policy_name
-    except ImportError:  # no bots registry: only "random"
-        if spec != "random" and not _looks_like_path(spec):
-            raise InputError(
-                f"unknown policy {spec!r} (the bots registry spades_env.policies.bots is not available)"
-            ) from None
-        return
-    base = spec.split(":", 1)[0].strip().lower()
-    if base not in POLICY_NAMES and _looks_like_path(spec):
-        if not Path(spec).exists():
-            raise InputError(f"{spec}: no such checkpoint (the path does not exist)")
-        return
-    parse_policy_name(spec)
+    kind = _kind(spec)
+    if kind == "bot":
+        from spades_env.policies.bots import parse_policy_name
+
+        parse_policy_name(spec)
+    elif kind == "unknown":
+        raise _unknown(spec)
 
 
 def opponent_specs(opponents: OpponentSpec, seats: Sequence[int]) -> dict[int, Any]:
@@ -164,6 +176,7 @@ __all__ = [
     "PolicyFactory",
     "PolicySpec",
     "check_policy_name",
+    "load",
     "opponent_specs",
     "register_policy_loader",
     "resolve_opponents",
