@@ -60,7 +60,7 @@ resets, as PettingZoo's ``TerminateIllegalWrapper`` does for one game.
 
 ``step(actions, active=...)`` moves only the games where ``active`` is true (the adapters
 use it to play the other seats); ``state_vectors()`` gives ``encode_state`` of every game
-(``[B, 1187]``, the full deal, for centralized critics); ``observations=False`` skips
+(``[B, 1219]``, the full deal, for centralized critics); ``observations=False`` skips
 writing observations (masks and seats are always written).
 
 :class:`RandomLegal` chooses a uniformly random legal action per game from the masks in numpy,
@@ -959,7 +959,7 @@ class VectorSpades:
         )
 
     def state_vectors(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Full state of every game for centralized critics, ``[B, 1187]`` float32
+        """Full state of every game for centralized critics, ``[B, 1219]`` float32
         (``encode_state``: every hand; never for acting)."""
         if out is None:
             out = np.empty((self.num_envs, STATE_VEC_SIZE), dtype=np.float32)

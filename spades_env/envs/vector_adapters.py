@@ -2,8 +2,8 @@
 played by given Policies.
 
 * :class:`SpadesVectorEnv`: a ``gymnasium.vector.VectorEnv`` (same-step autoreset) whose
-  observations are ``{"observation": float32[B, 771], "action_mask": int8[B, 70]}``.
-* :class:`SpadesSB3VecEnv`: a Stable-Baselines3 ``VecEnv`` (``Box(771)`` observations) with
+  observations are ``{"observation": float32[B, 803], "action_mask": int8[B, 70]}``.
+* :class:`SpadesSB3VecEnv`: a Stable-Baselines3 ``VecEnv`` (``Box(803)`` observations) with
   ``action_masks()`` for sb3-contrib's ``MaskablePPO``.
 
 In both, game ``i`` of the batch is one environment: the learner plays ``learner_seats``
@@ -215,7 +215,8 @@ def _build_sb3_vec_env() -> type:
         from stable_baselines3.common.vec_env import VecEnv as _SB3VecEnv
     except ImportError as exc:
         raise ImportError(
-            "SpadesSB3VecEnv needs stable-baselines3: pip install stable-baselines3 sb3-contrib"
+            'SpadesSB3VecEnv needs stable-baselines3: pip install "spades_env[training]" '
+            "(or pip install stable-baselines3 sb3-contrib)"
         ) from exc
 
     class SpadesSB3VecEnv(_SB3VecEnv):
