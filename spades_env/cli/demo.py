@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 
+from spades_env.cli.common import doc_paragraph
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import RulesConfig, RulesError, load_rules
 from spades_env.core.validate import check_int
@@ -71,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "demo",
         help="a seeded game between random players, printed hand by hand",
-        description=__doc__.split("\n\n")[1].replace("\n", " ") if __doc__ else None,
+        description=doc_paragraph(__doc__),
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and the players (default 0)")
     p.add_argument("--rules", default="tournament", help="rules preset or YAML file (default tournament)")

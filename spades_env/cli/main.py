@@ -1,8 +1,9 @@
 """The ``spades`` command.
 
-Subcommands are contributed by modules: each listed module has ``register(subparsers)`` that
-adds its parsers with ``set_defaults(func=...)``. A module that is missing is skipped, so a
-partial install still runs.
+Each subcommand is one module of this package (:data:`COMMAND_MODULES`) with
+``register(subparsers)``, which adds its parser with ``set_defaults(func=run)``: argument
+parsing and checking only, what the command does lives in the layers below. A module that is
+missing is skipped, so a partial install still runs. Help is plain text for a terminal.
 
 Bad input ends with one line on stderr, ``spades COMMAND: what and where``, and exit status 2:
 the package's own errors (:class:`~spades_env.core.validate.SpadesError` and its subclasses,
@@ -22,9 +23,10 @@ from spades_env.core.validate import SpadesError
 COMMAND_MODULES = (
     "spades_env.cli.demo",  # spades demo
     "spades_env.cli.replay",  # spades replay FILE
-    "spades_env.cli.bench",  # spades bench
-    "spades_env.cli.arena",  # spades eval, spades tournament
-    "spades_env.eval.matrix",  # spades matrix
+    "spades_env.cli.eval",  # spades eval
+    "spades_env.cli.tournament",  # spades tournament
+    "spades_env.cli.gauntlet",  # spades gauntlet
+    "spades_env.cli.matrix",  # spades matrix
     "spades_env.cli.play",  # spades play
 )
 

@@ -1,6 +1,7 @@
 """``spades play``: play Spades in the terminal against bots or a trained checkpoint.
 
-You take one seat (``--seat``, default South); your partner and the two opponents are chosen
+You take one seat (``--seat``: N, E, S or W, or 0-3; P0 or P1 in the two-player game; default
+South, or P0); your partner and the two opponents are chosen
 by name: bots registry names (``random``, ``greedy``, ``heuristic``, ``search:budget=0.2``) or
 a checkpoint path (loaded with PyTorch, only then). On your turn the table shows the score,
 bags, bids, tricks, the cards on the table, your hand and your legal moves; type a move by its
@@ -16,17 +17,16 @@ from collections.abc import Callable
 
 import numpy as np
 
+from spades_env.cli.common import doc_paragraph, seat_help
 from spades_env.core import layout as L
 from spades_env.core.actions import BID_BASE, MAX_BID, action_to_str
 from spades_env.core.cards import card_from_str, card_to_str, format_cards
 from spades_env.core.game import SpadesGame, StepResult, seat_names
 from spades_env.core.rules import RulesConfig, RulesError, load_rules
-from spades_env.core.validate import check_int
+from spades_env.core.validate import check_int, parse_seat
 from spades_env.policies.base import Policy
 from spades_env.policies.driver import drive
 from spades_env.policies.registry import resolve_policy
-
-SEAT_WORDS = {"n": 0, "north": 0, "e": 1, "east": 1, "s": 2, "south": 2, "w": 3, "west": 3}
 
 
 class Quit(Exception):
@@ -223,13 +223,7 @@ def run(args: argparse.Namespace, read: Callable[[str], str] | None = None) -> i
         return 2
     check_int(args.seed, "--seed", 0)
     n = rules.num_players
-    seat = SEAT_WORDS.get(str(args.seat).lower()) if not str(args.seat).isdigit() else int(args.seat)
-    if seat is None or not 0 <= seat < n:
-        print(
-            f"spades play: --seat must be one of N, E, S, W (or 0..{n - 1}), got {args.seat!r}",
-            file=sys.stderr,
-        )
-        return 2
+    seat = parse_seat(args.seat, n, "--seat") if args.seat is not None else (2 if n == 4 else 0)
     opp = [p.strip() for p in args.opponents.split("+")]
     if len(opp) == 1:
         opp = opp * 2
@@ -271,9 +265,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "play",
         help="play in the terminal against bots or a checkpoint",
-        description=__doc__.split("\n\n")[1].replace("\n", " "),
+        description=doc_paragraph(__doc__),
     )
-    p.add_argument("--seat", default="S", help="your seat: N, E, S or W (default S)")
+    p.add_argument("--seat", default=None, help=seat_help("your seat") + " (default S, or P0)")
     p.add_argument(
         "--partner", default="heuristic", help="your partner: bot name or checkpoint path (default heuristic)"
     )

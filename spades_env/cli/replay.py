@@ -8,7 +8,8 @@ status 2, as every ``spades`` command does on bad input.
 
 ``--video OUT`` (``.mp4`` or ``.gif``) also renders the game, one frame per action
 (:mod:`spades_env.io.video`); ``--fps`` sets the speed, ``--viewer SEAT`` shows one seat's hand
-only. A bad output path exits with status 2 before anything is replayed.
+only (N, E, S, W or 0-3; P0, P1 or 0, 1 in the two-player game). A bad output path exits with
+status 2 before anything is replayed, a bad seat before anything is printed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from spades_env.cli.common import seat_help
+from spades_env.core.validate import parse_seat
 from spades_env.io.records import RecordError, format_record, load_record, replay_record
 
 
@@ -37,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
     except RecordError as exc:
         print(f"spades replay: {args.file}: {exc}", file=sys.stderr)
         return 2
+    viewer = None
+    if args.viewer is not None:
+        viewer = parse_seat(args.viewer, result.rules.num_players, "--viewer")  # InputError: one line, status 2
     print(format_record(record, result.final, deal=args.deal))
     finished = sum(1 for h in result.hands if h is not None)
     actions = sum(len(h["actions"]) for h in record["hands"])
@@ -44,11 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if video is not None:
         from spades_env.io.video import record_frames, write_video
 
-        n = result.rules.num_players
-        if args.viewer is not None and not 0 <= args.viewer < n:
-            print(f"spades replay: --viewer must be a seat 0..{n - 1}, got {args.viewer}", file=sys.stderr)
-            return 2
-        count = write_video(record_frames(record, viewer=args.viewer), video, fps=args.fps)
+        count = write_video(record_frames(record, viewer=viewer), video, fps=args.fps)
         print(f"Video: {video}, {count} frames at {args.fps:g} frames/s")
     return 0
 
@@ -59,5 +61,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--deal", action="store_true", help="also print the dealt hands")
     p.add_argument("--video", metavar="OUT", default=None, help="also render the game to OUT (.mp4 or .gif)")
     p.add_argument("--fps", type=float, default=2.0, help="video frames per second (default 2)")
-    p.add_argument("--viewer", type=int, default=None, help="video: show only this seat's hand")
+    p.add_argument("--viewer", metavar="SEAT", default=None, help=seat_help("video: show only this seat's hand"))
     p.set_defaults(func=run)

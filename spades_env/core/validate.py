@@ -10,8 +10,10 @@ Choices (documented here and in the README's "Bad input" section):
 
 * Integers are exact: ``bool`` and ``float`` are not integers (``1.7``, ``True`` and ``"1"``
   are refused, not coerced); NumPy integers are integers.
-* A seat is ``0..num_seats - 1``; a card is an id ``0..51`` or a card string (``"AS"``); a
-  bid is ``0..13`` (``0`` = Nil) or ``"blind"``.
+* A seat is ``0..num_seats - 1``; as text (a command's option) also its name, any case:
+  ``N``, ``E``, ``S``, ``W`` or ``north``, ``east``, ``south``, ``west`` in the four-player
+  game, ``P0``, ``P1`` in the two-player game (:func:`parse_seat`). A card is an id
+  ``0..51`` or a card string (``"AS"``); a bid is ``0..13`` (``0`` = Nil) or ``"blind"``.
 * Scores and bags that start a hand must be ones a real game can reach under the rules:
   bags ``0..bag_limit - 1`` (any ``0..SCORE_LIMIT`` when ``bag_limit`` is 0); scores within
   ``-SCORE_LIMIT..SCORE_LIMIT``, below ``target_score`` unless the two are tied (a tie at or
@@ -139,6 +141,38 @@ def check_seat(value: Any, num_seats: int, name: str = "seat") -> int:
     if not 0 <= v < num_seats:
         raise InputError(f"{name} {v} is not a seat of the {num_seats}-player game (0..{num_seats - 1})")
     return v
+
+
+SEAT_WORDS = {"north": "N", "east": "E", "south": "S", "west": "W"}
+"""Long names of the four-player seats, by their one-letter names."""
+
+
+def parse_seat(value: Any, num_seats: int, name: str = "seat") -> int:
+    """A seat given as a number or as its name, as a seat number ``0..num_seats - 1``.
+
+    A string may be a number (``"2"``) or, in any case, the seat's name in the game being
+    played: ``N``, ``E``, ``S``, ``W`` (or ``north``, ``east``, ``south``, ``west``) in the
+    four-player game, ``P0``, ``P1`` in the two-player game (the names of
+    :func:`spades_env.core.game.seat_names`). Every command's seat option reads its value
+    with this function, so they all accept the same spellings."""
+    from spades_env.core.game import seat_names
+
+    if not isinstance(value, str):
+        return check_seat(value, num_seats, name)
+    names = seat_names(num_seats)
+    text = value.strip()
+    if text.isascii() and text.isdigit():
+        return check_seat(int(text), num_seats, name)
+    key = SEAT_WORDS.get(text.lower(), text.upper()) if num_seats == 4 else text.upper()
+    if key in names:
+        return names.index(key)
+    words = ", ".join(names)
+    if num_seats == 4:
+        words += " (north, east, south, west; any case)"
+    raise InputError(
+        f"{name} {value!r} is not a seat of the {num_seats}-player game: give {words} or a number "
+        f"0..{num_seats - 1}"
+    )
 
 
 def check_card(value: Any, name: str = "card") -> int:
@@ -295,5 +329,6 @@ __all__ = [
     "check_seed",
     "check_state_row",
     "is_int",
+    "parse_seat",
     "read_text_file",
 ]

@@ -10,17 +10,14 @@ opponent heads-up, seats swapped on every deal, and there is no partner row.
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Sequence
 from typing import Any
 
 from spades_env.core.rules import RulesConfig
 from spades_env.core.validate import check_count
-from spades_env.eval.duplicate import run_duplicate, seatings
 from spades_env.eval.match import spec_name
+from spades_env.eval.matchup import run_matchup
 from spades_env.eval.report import _f, _pct
-from spades_env.eval.stats import summarize
 
 DEFAULT_OPPONENTS = ("random", "greedy", "heuristic")
 DEFAULT_PARTNER = "heuristic"
@@ -40,24 +37,6 @@ def gauntlet_matchups(
 def _labels(k: int, n_self: int, team_a: tuple[str, str], team_b: tuple[str, str]) -> tuple[str, str]:
     a = "policy" if k < n_self else f"policy+{spec_name(team_a[1])}"
     return a, spec_name(team_b[0])
-
-
-def add_matchup_arguments(p: Any, games: int, games_help: str) -> None:
-    """The arguments ``spades gauntlet`` and ``spades matrix`` share: POLICY, ``--games``,
-    ``--opponents`` and ``--partner``."""
-    p.add_argument("policy")
-    p.add_argument("--games", type=int, default=games, help=games_help)
-    p.add_argument(
-        "--opponents",
-        nargs="*",
-        default=list(DEFAULT_OPPONENTS),
-        help=f"opponent policies, each as a team of two (none: only the mixed pair; default {' '.join(DEFAULT_OPPONENTS)})",
-    )
-    p.add_argument(
-        "--partner",
-        default=DEFAULT_PARTNER,
-        help=f"the mixed-pair matchup's partner and opponents ('' to skip; default {DEFAULT_PARTNER})",
-    )
 
 
 def run_gauntlet(
@@ -83,25 +62,20 @@ def run_gauntlet(
         partner = None  # heads-up: no partners
     out = []
     for k, (team_a, team_b) in enumerate(gauntlet_matchups(policy, opponents, partner)):
-        mixed = k >= len(opponents)
-        runs = seatings(team_a, team_b, mixed=mixed, num_players=rules.num_players)
-        boards = max(1, math.ceil(games / len(runs)))
-        t0 = time.perf_counter()
         label_a, label_b = _labels(k, len(opponents), team_a, team_b)
-        res = run_duplicate(
+        s = run_matchup(
             team_a,
             team_b,
-            boards,
-            seed=seed,
+            games,
             rules=rules,
             fmt=fmt,
+            seed=seed,
             workers=workers,
             progress=f"{label_a} vs {label_b}" if progress else False,
-            mixed=mixed,
             batched=batched,
+            mixed=k >= len(opponents),
+            labels=(label_a, label_b),
         )
-        s = summarize(res, fmt, (label_a, label_b), seed=seed)
-        s["seconds"] = round(time.perf_counter() - t0, 2)
         out.append(s)
     return out
 

@@ -16,7 +16,6 @@ object of rule keys on the tournament rules (``'{"target_score": 300}'``), optio
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
@@ -25,12 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from spades_env.core.rules import RulesConfig, load_rules
-from spades_env.core.validate import InputError, check_count, check_int
-from spades_env.eval import report
-from spades_env.eval.duplicate import available_cpus
-from spades_env.eval.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, add_matchup_arguments, run_gauntlet
-from spades_env.eval.match import FORMATS, check_policy_name
-from spades_env.io.paths import check_output_dir
+from spades_env.core.validate import InputError, check_count
+from spades_env.eval.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, run_gauntlet
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "no_blind": {"blind_nil": False, "blind_nil_exchange": 0},
@@ -187,89 +182,11 @@ def plot_matrix(entries: Sequence[dict[str, Any]], path: str | Path, title: str 
     return p
 
 
-def register(subparsers: Any) -> None:
-    """Add ``matrix`` to the ``spades`` command."""
-    p = subparsers.add_parser(
-        "matrix",
-        help="one policy's gauntlet under several rule settings (a table per rules + one plot)",
-        description="POLICY (a checkpoint path or a bots name) partnered with itself against each "
-        "--opponents team and partnered with --partner against two --partner players, under each "
-        "--rules; duplicate deals, 95% CIs; matrix.json and matrix.png with --out.",
-    )
-    add_matchup_arguments(p, 100, "units per matchup and rules (default 100)")
-    p.add_argument(
-        "--rules",
-        nargs="+",
-        default=list(DEFAULT_RULES),
-        help="presets, YAML files, variants (" + ", ".join(VARIANTS) + ") or JSON objects on the tournament "
-        f"rules, each optionally LABEL=...; default {' '.join(DEFAULT_RULES)}",
-    )
-    p.add_argument(
-        "--format", dest="fmt", choices=FORMATS, default="game", help="unit of play (default game)"
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of the deals and policies (default 0)")
-    p.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        help=f"processes (default: the CPUs this process may use, here {available_cpus()}; the same results)",
-    )
-    p.add_argument("--max-hands", type=int, default=None, help="override every rules' hand cap per game")
-    p.add_argument("--out", type=Path, default=None, help="folder for matrix.json and matrix.png")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_matrix)
-
-
-def cmd_matrix(args: argparse.Namespace) -> int:
-    """Run ``spades matrix``."""
-    check_int(args.seed, "--seed", 0)
-    workers = available_cpus() if args.workers is None else check_count(args.workers, "--workers")
-    check_count(args.games, "--games")
-    if args.out is not None:
-        check_output_dir(args.out, "--out")
-    if not args.opponents and not args.partner:
-        raise InputError("nothing to play (no --opponents and no --partner)")
-    rules = [matrix_rules(r) for r in args.rules]
-    if args.max_hands is not None:
-        check_count(args.max_hands, "--max-hands")
-        rules = [(label, r.replace(max_hands=args.max_hands)) for label, r in rules]
-    labels = [label for label, _ in rules]
-    if len(set(labels)) != len(labels):
-        raise InputError(f"--rules: two rules have the same label ({', '.join(labels)})")
-    for spec in [args.policy, *args.opponents, *([args.partner] if args.partner else [])]:
-        check_policy_name(spec)
-    t0 = time.perf_counter()
-    entries = run_matrix(
-        args.policy,
-        args.games,
-        rules,
-        opponents=args.opponents,
-        partner=args.partner or None,
-        fmt=args.fmt,
-        seed=args.seed,
-        workers=workers,
-        progress=not args.no_progress,
-    )
-    for e in entries:
-        print(matrix_table(args.policy, e))
-        print()
-    seconds = round(time.perf_counter() - t0, 1)
-    print(f"({seconds} s)")
-    if args.out is not None:
-        data = {"policy": args.policy, "seed": args.seed, "games": args.games, "seconds": seconds}
-        data["rules"] = entries
-        j = report.write_json(args.out / "matrix.json", data)
-        png = plot_matrix(entries, args.out / "matrix.png", title=f"rule matrix of {args.policy}")
-        print(f"wrote {j}" + (f" and {png}" if png else " (no matplotlib: no plot)"))
-    return 0
-
-
 __all__ = [
     "DEFAULT_RULES",
     "VARIANTS",
     "matrix_rules",
     "matrix_table",
     "plot_matrix",
-    "register",
     "run_matrix",
 ]

@@ -8,11 +8,15 @@ then by a seeded coin.
 
 Round robin: every pair of teams plays duplicate boards; each game (or hand) updates OpenSkill
 ratings (Plackett-Luce) in a fixed order, falling back to Elo when openskill is missing.
+
+:func:`run_tournament` plays what ``spades tournament`` asks for: the round robin and the
+bracket of a list of teams, and/or the mixed-partner table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,10 +25,17 @@ import numpy as np
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.core.validate import InputError
 from spades_env.eval.duplicate import BoardResult, make_jobs, play_boards
-from spades_env.eval.match import PolicySpec, parse_team, spec_name, team_label
+from spades_env.eval.match import parse_team, spec_name, team_label
 from spades_env.eval.stats import summarize
+from spades_env.policies.registry import PolicySpec
 
 Team = tuple[PolicySpec, PolicySpec]
+
+QUICK_TEAMS = ("random", "greedy", "heuristic", "greedy+heuristic", "search:samples=100")
+"""The teams of the short baseline tournament (``spades tournament --quick``): five teams, one
+a mixed pair, so the bracket has byes."""
+QUICK = {"boards": 48, "fmt": "hand", "bracket_boards": 24}
+"""The short baseline tournament's boards per pair (round robin, bracket) and unit of play."""
 
 
 def _as_team(t: str | Team) -> Team:
@@ -309,3 +320,48 @@ def run_mixed_table(
         "ci95_matrix": ci,
         "matches": summaries,
     }
+
+
+def run_tournament(
+    teams: Sequence[str | Team] | None,
+    boards: int = 4,
+    *,
+    partners: Sequence[PolicySpec] | None = None,
+    against: str | Team = "heuristic",
+    round_robin: bool = True,
+    bracket: bool = True,
+    bracket_boards: int | None = None,
+    seed: int = 0,
+    rules: RulesConfig | str | dict | None = None,
+    fmt: str = "game",
+    workers: int = 1,
+    progress: bool = False,
+    on_part: Callable[[str, dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """A tournament: the round robin (:func:`run_round_robin`) and the knockout bracket
+    (:func:`run_bracket`, ``bracket_boards`` per pairing, default ``boards``) of ``teams``
+    (two or more), and the mixed-partner table (:func:`run_mixed_table`) of ``partners``
+    against ``against``. Returns ``{"seed", "rules", "round_robin", "bracket",
+    "mixed_partners", "seconds"}`` (the parts played); ``on_part(name, result)`` is called as
+    each part ends."""
+    cfg = load_rules(rules)
+    if not teams and not partners:
+        raise InputError("a tournament needs teams or partners")
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {"seed": seed, "rules": cfg.to_dict()}
+    common = dict(seed=seed, rules=cfg, fmt=fmt, workers=workers, progress=progress)
+    parts: list[tuple[str, Callable[[], dict[str, Any]]]] = []
+    if teams and len(teams) >= 2:
+        if round_robin:
+            parts.append(("round_robin", lambda: run_round_robin(teams, boards, **common)))
+        if bracket:
+            bb = boards if bracket_boards is None else bracket_boards
+            parts.append(("bracket", lambda: run_bracket(teams, bb, **common)))
+    if partners:
+        parts.append(("mixed_partners", lambda: run_mixed_table(partners, against, boards, **common)))
+    for name, play_part in parts:
+        out[name] = play_part()
+        if on_part is not None:
+            on_part(name, out[name])
+    out["seconds"] = round(time.perf_counter() - t0, 2)
+    return out

@@ -31,9 +31,17 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 import spades_env
+
+try:
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
+except ImportError as exc:  # no Ray (or one without RLlib): say which extra to install
+    raise ModuleNotFoundError(
+        f"spades_env.integrations.rllib needs Ray RLlib ({exc}): "
+        'pip install "spades_env[rllib]"',
+        name=exc.name,
+    ) from exc
 
 POLICY_MODES = ("shared", "team")
 TEAM_MODULES = ("team_ns", "team_ew")

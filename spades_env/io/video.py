@@ -3,7 +3,7 @@
 :func:`record_frames` replays a record (see :mod:`spades_env.io.records`) and yields one
 :func:`spades_env.io.render.render_rgb` picture per action, plus one showing each completed trick
 before it is gathered; :func:`write_video` writes frames as a GIF (Pillow, always available) or
-an MP4 (H.264 through ``imageio-ffmpeg``: ``pip install 'spades_env[video]'``). The output path
+an MP4 (H.264 through ``imageio-ffmpeg``: ``pip install "spades_env[video]"``). The output path
 is checked (:func:`check_video_path`) before any frame is drawn.
 """
 
@@ -39,14 +39,21 @@ def check_video_path(path: str | Path) -> Path:
     if not p.parent.is_dir():
         raise VideoError(f"video {str(p)!r}: folder {str(p.parent)!r} does not exist")
     if p.suffix.lower() == ".mp4":
-        try:
-            import imageio_ffmpeg  # noqa: F401
-        except ImportError:
-            raise VideoError(
-                f"video {str(p)!r}: writing .mp4 needs imageio-ffmpeg (pip install 'spades_env[video]'), "
-                "or write a .gif"
-            ) from None
+        _mp4_writer(p)
     return p
+
+
+def _mp4_writer(p: Path) -> Any:
+    """``imageio.v2`` with its FFmpeg plugin, or VideoError naming the ``video`` extra."""
+    try:
+        import imageio.v2 as imageio
+        import imageio_ffmpeg  # noqa: F401
+    except ImportError as exc:
+        raise VideoError(
+            f"video {str(p)!r}: writing .mp4 needs imageio and imageio-ffmpeg ({exc}): "
+            'pip install "spades_env[video]", or write a .gif'
+        ) from None
+    return imageio
 
 
 def record_frames(record: Any, viewer: int | None = None) -> Iterator[np.ndarray]:
@@ -84,8 +91,7 @@ def write_video(frames: Iterable[np.ndarray], path: str | Path, fps: float = 2.0
             p, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0, optimize=False
         )
         return len(images)
-    import imageio.v2 as imageio
-
+    imageio = _mp4_writer(p)
     with imageio.get_writer(p, fps=fps, codec="libx264", macro_block_size=8, quality=7) as writer:
         for f in frames:
             writer.append_data(f)
