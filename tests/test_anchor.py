@@ -123,10 +123,12 @@ def test_init_logit_scale_config_errors():
 
 
 def test_finetune_config_loads():
-    cfg = load_train_config(ROOT / "configs" / "train" / "finetune_anchor.yaml")
+    # the lineage's first PPO stage (configs/train/pipeline.yaml's ppo1): anchored, sharpened v4
+    cfg = load_train_config(ROOT / "configs" / "train" / "finetune_pool.yaml")
     assert cfg.anchor_coef == 0.5 and cfg.init_logit_scale == 3.0
-    assert cfg.init_from == "checkpoints/spades_family_v4" and (ROOT / cfg.init_from / "meta.json").is_file()
-    assert cfg.pool_opponent_share == 0.0 and cfg.scripted_opponent_share == 1.0 and cfg.score_clip == 2.0
+    assert cfg.init_from == "runs/family/final2/final"  # the pipeline's stage final2
+    assert cfg.pool_opponent_share == 0.5 and cfg.scripted_opponent_share == 0.5 and cfg.score_clip == 2.0
+    assert cfg.pool_start and cfg.pool_size == 1
 
 
 def test_pool_start_puts_the_started_policy_in_the_pool(start, tmp_path):

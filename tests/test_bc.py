@@ -280,12 +280,6 @@ def test_soft_targets_are_the_softmax_of_the_valued_legal_actions():
     soft0 = -(target[0] * torch.log_softmax(logits[0], -1)).sum()
     assert torch.allclose(loss[0], soft0) and not torch.allclose(loss[0], hard[0])
     assert torch.equal(imitation_loss(logits, action, None, None), hard)
-    # soft_weight mixes the two on valued rows only; 0 is the label alone everywhere
-    half = imitation_loss(logits, action, target, has, 0.5)
-    assert torch.allclose(half[0], 0.5 * soft0 + 0.5 * hard[0]) and torch.allclose(half[1:], hard[1:])
-    assert torch.equal(imitation_loss(logits, action, target, has, 0.0), hard)
-    with pytest.raises(ConfigError, match="'soft_weight': must be in"):
-        load_bc_config(BC, TINY + ["soft_weight=1.5"])
 
 
 def test_expected_regret_weighs_each_valued_action_by_the_networks_probability():

@@ -107,22 +107,35 @@ def test_numpy_actor_matches_torch_on_random_weights(hidden):
     np.testing.assert_allclose(actor(x), want, rtol=1e-4, atol=1e-4)
 
 
-def test_numpy_policy_plays_as_the_torch_policy():
-    pytest.importorskip("torch")
-    from training.policy_adapter import CheckpointPolicy as TorchPolicy
+def test_the_loaded_policy_plays_as_the_torch_network():
+    """``spades_env.policies.load`` (and the registry's ``resolve_policy``) give a policy that
+    plays the torch network's most likely legal action, or samples its masked softmax."""
+    torch = pytest.importorskip("torch")
+    from spades_env.policies import load
+    from spades_env.policies.registry import resolve_policy
 
     meta = json.loads((SHIPPED / "meta.json").read_text())
-    tensors = read_safetensors(SHIPPED / "model.safetensors")
-    net = _torch_net(meta, tensors)
-    actor = NumpyActor(tensors, meta["arch"]["hidden"], obs_size=OBS_SIZES[meta["obs_version"]][0])
+    net = _torch_net(meta, read_safetensors(SHIPPED / "model.safetensors"))
     obs, masks = _game_observations(150, seed=9)
-    for deterministic in (True, False):
-        ours = CheckpointPolicy(actor, seed=3, deterministic=deterministic, meta=meta)
-        theirs = TorchPolicy(net, seed=3, deterministic=deterministic, meta=meta)
-        a = [ours.act(o, m) for o, m in zip(obs, masks, strict=True)]
-        b = [theirs.act(o, m) for o, m in zip(obs, masks, strict=True)]
-        assert a == b
-        assert all(m[x] for x, m in zip(a, masks, strict=True))
+    x = torch.from_numpy(np.ascontiguousarray(_as_version(obs, meta["obs_version"])))
+    with torch.no_grad():
+        logits = net.logits(x, torch.from_numpy(masks)).double()
+    ours = load(str(SHIPPED), seed=3)
+    assert isinstance(ours, CheckpointPolicy) and ours.deterministic  # as meta.json says
+    a = [ours.act(o, m) for o, m in zip(obs, masks, strict=True)]
+    assert a == logits.argmax(1).tolist()
+    # sampled: the masked softmax of the torch network's logits, drawn by the policy's generator
+    sampled = resolve_policy(str(SHIPPED), 3, load_rules("tournament"))
+    sampled.deterministic = False
+    rng = np.random.default_rng(3)
+    want = []
+    for row, m in zip(torch.softmax(logits, -1).numpy(), masks, strict=True):
+        p = row.copy()
+        p[m == 0] = 0.0
+        want.append(int(rng.choice(p.size, p=p / p.sum())))
+    b = [sampled.act(o, m) for o, m in zip(obs, masks, strict=True)]
+    assert b == want and b != a
+    assert all(m[x] for x, m in zip(a + b, np.concatenate([masks, masks]), strict=True))
 
 
 def test_shipped_checkpoint_loads_without_torch():

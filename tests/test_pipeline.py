@@ -161,7 +161,7 @@ def test_the_documented_pipeline_example_loads(tmp_path):
 
 
 def test_committed_pipelines_load():
-    for name in ("pipeline.yaml", "pipeline_v1.yaml", "pipeline_smoke.yaml", "pipeline_2p.yaml"):
+    for name in ("pipeline.yaml", "pipeline_smoke.yaml", "pipeline_2p.yaml"):
         from training.pipeline import stage_config
 
         pl = load_pipeline(ROOT / "configs" / "train" / name)

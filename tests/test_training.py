@@ -103,9 +103,8 @@ def test_team_stream_advantages_by_hand():
     assert np.allclose(ret[1, 0], [-1.0, 1.0]) and np.isclose(ret[0, 0, 0], 0.5 * 1.0)
 
 
-@pytest.mark.parametrize("hand_reward", ["own", "margin"])
-def test_hand_reward_own_or_margin(hand_reward):
-    cfg = load_train_config(SMOKE, [*FAST, "num_envs=8", "num_steps=64", "max_hands=2", f"hand_reward={hand_reward}"])
+def test_hand_rewards_are_the_engines_plus_the_win_bonus():
+    cfg = load_train_config(SMOKE, [*FAST, "num_envs=8", "num_steps=64", "max_hands=2"])
     tr = Trainer(cfg, "/tmp/unused")
     paid = []  # (the engine's team rewards, what the buffer recorded) at every step that paid one
     step = tr.engine.step
@@ -120,21 +119,8 @@ def test_hand_reward_own_or_margin(hand_reward):
     win = tr.buf_reward - np.stack(paid)  # the buffer minus the engine own-score rewards
     engine = np.stack(paid)
     assert np.abs(engine).sum() > 0 and (engine.sum(-1) != 0).any()  # hands are not zero-sum
-    if hand_reward == "own":
-        # the buffer is the engine's reward plus the zero-sum win bonus (+-1 at a game's end)
-        assert np.allclose(win.sum(-1), 0.0, atol=1e-6) and set(np.round(np.abs(win), 4).ravel()) <= {0.0, 1.0}
-    else:
-        # zero-sum at every step: own change minus the other team's, plus the win bonus
-        assert np.allclose(tr.buf_reward.sum(-1), 0.0, atol=1e-6)
-        margin = engine[..., 0] - engine[..., 1]
-        assert set(np.round(np.abs(tr.buf_reward[..., 0] - margin), 4).ravel()) <= {0.0, 1.0}
-
-
-def test_hand_reward_must_be_known(tmp_path):
-    from training.config import ConfigError
-
-    with pytest.raises(ConfigError, match="hand_reward"):
-        load_train_config(SMOKE, ["hand_reward=points"])
+    # the buffer is the engine's reward plus the zero-sum win bonus (+-1 at a game's end)
+    assert np.allclose(win.sum(-1), 0.0, atol=1e-6) and set(np.round(np.abs(win), 4).ravel()) <= {0.0, 1.0}
 
 
 # ---- smoke run, save, reload, evaluate --------------------------------------------------------
@@ -247,6 +233,12 @@ def test_wrong_shapes(ckpt_copy):
 
 
 def test_resume_needs_train_state(ckpt_copy):
+def test_init_from_needs_the_configs_shapes(smoke_run, tmp_path):
+    cfg = load_train_config(SMOKE, [*FAST, f"init_from={smoke_run[0] / 'final'}", "hidden=[48,64]"])
+    with pytest.raises(CheckpointError, match=r"meta\.json: init_from network shapes .* differ from the config's"):
+        Trainer(cfg, tmp_path / "plain")
+
+
     (ckpt_copy / "train_state.safetensors").unlink()
     cfg = load_train_config(SMOKE, FAST)
     with pytest.raises(CheckpointError, match="cannot resume"):

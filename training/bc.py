@@ -91,11 +91,6 @@ class BCConfig:
     target is the softmax of values / ``soft_temperature`` over the searched actions, so a
     near-tie teaches both cards and a clear gap teaches one. Decisions without values keep
     the one label."""
-    soft_weight: float = 1.0
-    """With ``soft_temperature``: the valued decisions' cross-entropy is ``soft_weight`` times
-    the soft one plus ``1 - soft_weight`` times the one label's (0: the label alone, the values
-    then reach the fit through ``regret_coef`` only: the right loss for values that are single
-    noisy samples, such as one deal's rollouts, whose softmax would teach each sample's best)."""
     regret_coef: float = 0.0
     """> 0 (with ``soft_temperature``): add ``regret_coef`` times the expected regret of the
     network's choice to each valued decision's loss, in points: the teacher's best value minus
@@ -155,7 +150,6 @@ class BCConfig:
             ("opponents", bool(self.opponents) or self.opponent_share == 0, "needs a bots name when opponent_share > 0"),
             ("soft_temperature", self.soft_temperature >= 0.0, "must be >= 0 (0: the one label)"),
             ("regret_coef", self.regret_coef >= 0.0, "must be >= 0 (0: cross-entropy only)"),
-            ("soft_weight", 0.0 <= self.soft_weight <= 1.0, "must be in [0, 1]"),
             ("regret_coef", self.regret_coef == 0 or self.soft_temperature > 0, "needs soft_temperature > 0 (the values)"),
             ("score_clip", score_clip_ok(self.score_clip), "must be a positive number or null"),
             ("hidden", len(self.hidden) > 0 and min(self.hidden) > 0, "needs positive layer sizes"),
@@ -517,20 +511,14 @@ def expected_regret(logits: torch.Tensor, values: torch.Tensor, mask: torch.Tens
 
 
 def imitation_loss(
-    logits: torch.Tensor,
-    action: torch.Tensor,
-    target: torch.Tensor | None,
-    has: torch.Tensor | None,
-    soft_weight: float = 1.0,
+    logits: torch.Tensor, action: torch.Tensor, target: torch.Tensor | None, has: torch.Tensor | None
 ) -> torch.Tensor:
-    """Per-row cross-entropy of masked ``logits``: against the soft ``target`` where ``has``
-    (``soft_weight`` of it, the rest against the one ``action``), else against ``action``."""
+    """Per-row cross-entropy of masked ``logits``: against the soft ``target`` where ``has``,
+    else against the one ``action``."""
     hard = torch.nn.functional.cross_entropy(logits, action, reduction="none")
-    if target is None or soft_weight == 0:
+    if target is None:
         return hard
     soft = -(target * torch.log_softmax(logits, -1)).sum(-1)
-    if soft_weight < 1:
-        soft = soft_weight * soft + (1 - soft_weight) * hard
     return torch.where(has, soft, hard)
 
 
@@ -574,7 +562,7 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
             xin = SparseRows.from_dense(x.float().numpy()) if cfg.sparse_input else x.float()
             logits = masked_logits(run_mlp(model.actor, xin), mask[mb])
             target, has = soft_targets(values[mb], mask[mb], cfg.soft_temperature) if values is not None else (None, None)
-            ce = imitation_loss(logits, action[mb], target, has, cfg.soft_weight)
+            ce = imitation_loss(logits, action[mb], target, has)
             if cfg.regret_coef > 0 and values is not None:
                 ce = ce + cfg.regret_coef * expected_regret(logits, values[mb], mask[mb])
             w = torch.where(card_play_rows(x), 1.0, cfg.bidding_weight)

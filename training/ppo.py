@@ -20,8 +20,7 @@ How it works
   rotated to the acting seat's point of view, i.e. the full state; it never acts, so it may.
   It outputs two values: for the acting seat's team and for the other team.
 * **Streams per (game, team).** Each step of a game has a different seat to act, and every
-  reward is a team's (``score``: the team's hand score change, or with ``hand_reward: margin``
-  that minus the other team's; a win bonus at the game's end),
+  reward is a team's (``score``: the team's hand score change; a win bonus at the game's end),
   so each game is two streams, one per team, over *every* step of the game: the steps where
   the other team acts are part of the environment for this team. GAE runs along each stream
   with that team's rewards and values (the critic's two heads, mapped from "acting / other" to
@@ -268,9 +267,6 @@ class Trainer:
         cfg = self.cfg
         rew = self.buf_reward[t]
         rew[:] = res.reward[:, :2]
-        if cfg.hand_reward == "margin":  # zero-sum: own change minus the other team's
-            rew[:, 0] -= res.reward[:, 1]
-            rew[:, 1] = -rew[:, 0]
         done = res.terminated | res.truncated
         self.buf_done[t] = done
         ended = np.flatnonzero(done)

@@ -14,9 +14,6 @@ from training.config import load_config
 from training.network import PRECISIONS
 from training.rules_family import entry_label, load_entry, load_family, validate_family
 
-HAND_REWARDS = ("own", "margin")
-"""The values of ``TrainConfig.hand_reward``."""
-
 
 @dataclass(frozen=True)
 class TrainConfig:
@@ -68,10 +65,6 @@ class TrainConfig:
 
     hand_reward_scale: float = 0.01
     """Reward shaping: each team's hand score change times this, paid when a hand is scored."""
-    hand_reward: str = "own"
-    """What a team is paid when a hand is scored: ``"own"``, its own score change; ``"margin"``,
-    its score change minus the other team's (zero-sum, like the duplicate margin and the
-    game: setting the opponents, a Blind Nil of theirs included, pays the defenders too)."""
     win_reward: float = 1.0
     """Reward shaping: +this to the team that wins a game, -this to the other."""
     gamma: float = 0.999
@@ -103,10 +96,6 @@ class TrainConfig:
     init_from: str = ""
     """Checkpoint whose weights start the run (e.g. a ``training.bc`` warm start; its network
     shapes must match ``hidden`` / ``critic_hidden``). Empty: random initial weights."""
-    init_widen: bool = False
-    """``init_from`` may be a narrower network of the same depth (``hidden`` / ``critic_hidden``
-    no smaller layer by layer): its units keep their weights and the new units start unread
-    (:mod:`training.widen`), so the run starts from exactly the ``init_from`` policy."""
     policy_warmup_updates: int = 0
     """Updates at the start that train only the critic (the policy stays as initialized), so
     that a warm-started policy is not pushed around by an untrained critic."""
@@ -205,8 +194,6 @@ class TrainConfig:
             )
         if self.precision not in PRECISIONS:
             return "precision", f"must be one of {list(PRECISIONS)}, got {self.precision!r}"
-        if self.hand_reward not in HAND_REWARDS:
-            return "hand_reward", f"must be one of {list(HAND_REWARDS)}, got {self.hand_reward!r}"
         if self.learning_rate <= 0:
             return "learning_rate", "must be positive"
         if (self.num_envs * self.num_steps) % self.num_minibatches:
@@ -221,8 +208,6 @@ class TrainConfig:
             return "init_logit_scale", "needs init_from (the policy whose logits it scales)"
         if not self.anchor_coef >= 0 or self.anchor_coef == float("inf"):
             return "anchor_coef", "must be a finite number, 0 or more"
-        if self.init_widen and not self.init_from:
-            return "init_widen", "needs init_from (the narrower network it widens)"
         if self.anchor_coef > 0 and not self.init_from:
             return "anchor_coef", "needs init_from (the policy the penalty holds the run near)"
         if self.policy_warmup_updates < 0:

@@ -25,34 +25,22 @@ from training.checkpoint import (
     save_checkpoint,
 )
 from training.config import config_to_dict
-from training.widen import widen_state, widening_problem
 
 if TYPE_CHECKING:
     from training.ppo import Trainer
 
 
 def init_weights(model: torch.nn.Module, cfg: Any, path: str | Path) -> None:
-    """Start from a checkpoint's weights (``init_from``; network shapes must match the config's,
-    or, with ``init_widen``, be no wider at the same depth: :mod:`training.widen`)."""
+    """Start from a checkpoint's weights (``init_from``; network shapes must match the config's)."""
     d = checkpoint_dir(path)
     arch = load_meta(d).get("arch", {})
     want = {"hidden": list(cfg.hidden), "critic_hidden": list(cfg.critic_hidden)}
-    tensors = _read_tensors(d / "model.safetensors")
-    if getattr(cfg, "init_widen", False):
-        problem = widening_problem(arch, model.arch())
-        if problem:
-            raise CheckpointError(f"{d / 'meta.json'}: init_widen: {problem}")
-        try:
-            tensors = widen_state(tensors, model.state_dict())
-        except ValueError as exc:
-            raise CheckpointError(f"{d / 'model.safetensors'}: init_widen: {exc}") from exc
-    elif arch.get("hidden") != want["hidden"] or arch.get("critic_hidden") != want["critic_hidden"]:
+    if arch.get("hidden") != want["hidden"] or arch.get("critic_hidden") != want["critic_hidden"]:
         raise CheckpointError(
             f"{d / 'meta.json'}: init_from network shapes {arch} differ from the config's "
-            f"hidden {want['hidden']} / critic_hidden {want['critic_hidden']} (init_widen: true starts "
-            "a wider network from a narrower one)"
+            f"hidden {want['hidden']} / critic_hidden {want['critic_hidden']}"
         )
-    load_weights(model, tensors, d / "model.safetensors")
+    load_weights(model, _read_tensors(d / "model.safetensors"), d / "model.safetensors")
 
 
 def run_meta(tr: Trainer) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Rollout-valued decisions: what each alternative would have scored, played out on the true deal.
+"""Rollout-valued bids: what each alternative bid would have scored, played out on the true deal.
 
 Run::
 
@@ -9,19 +9,13 @@ Run::
    games on the batched engine against ``opponents`` (one per game slot in turn: bots names,
    or ``self`` for the policy itself), with a scripted partner (``partner``) in
    ``partner_share`` of the slots; the rules are drawn per game from ``rules_family``.
-2. **Label.** At each of the policy's decisions that ``decisions`` selects, every candidate
-   action is tried on the *true deal*: the rest of the hand is played out by the same players,
-   and the action's value is the hand's margin (the team's score change minus the other
-   team's: sets, bags and Nils included). ``decisions: bids``: every bid, the candidates the
-   legal bids within ``bid_window`` of its own (and Nil, with ``nil``);
-   ``decisions: blind_nil_defence``: every card it plays with a choice in a hand where an
-   opponent declared Blind Nil, the candidates every legal card. The seat never sees the
-   deal: one deal is one sample of an action's value given what the seat knows, and a fit
+2. **Label.** At each of the policy's bids, every candidate bid (the legal bids within
+   ``bid_window`` of its own, and Nil with ``nil``) is tried on the *true deal*: the rest of
+   the hand is played out by the same players, and the bid's value is the hand's margin (the
+   team's score change minus the other team's: sets, bags and Nils included). The seat never
+   sees the deal: one deal is one sample of a bid's value given what the seat knows, and a fit
    averages over many. All the candidates of a decision share the deal, so their differences
-   are far less noisy than their values. With ``teacher`` (L3, ``search:samples=200``) the
-   selected decisions are labelled instead by the teacher's action and its own searched values
-   (no true deal: an information-fair label of the states the policy reaches, one DAgger
-   round). A share ``keep_play`` of the policy's other decisions
+   are far less noisy than their values. A share ``keep_play`` of the policy's other decisions
    is kept with its own action as the label (what anchors a fit to the policy elsewhere).
 3. **Save.** Chunks in ``training.bc``'s format (``obs``, ``mask``, ``action``, ``values``: NaN
    where not valued) under ``<out>/data``, for a ``training.bc`` fit with ``data_from`` (its
@@ -48,12 +42,8 @@ import numpy as np
 from spades_env.core import layout as L
 from spades_env.core.actions import BID_BASE, NUM_ACTIONS
 from spades_env.core.observation import public_bids
-from spades_env.policies.composite import search_bot_problem, searched_rows
 from training.config import ConfigError, config_to_dict, load_config
 from training.rules_family import load_family, validate_family
-
-DECISIONS = ("bids", "blind_nil_defence")
-"""The kinds of decisions a run values (``RolloutConfig.decisions``)."""
 
 
 @dataclass(frozen=True)
@@ -64,10 +54,8 @@ class RolloutConfig:
     """Name of the run: the default output directory is ``runs/<run_name>``."""
     seed: int = 0
     """Seed of the games (deals, dealers, rules drawn per game)."""
-    policy: str = "checkpoints/spades_family_v5"
+    policy: str = "checkpoints/spades4_net_v1"
     """Checkpoint path of the policy whose decisions are labelled (played deterministically)."""
-    decisions: str = "bids"
-    """Which decisions are valued: ``bids`` or ``blind_nil_defence`` (module docstring)."""
     rules_family: tuple[Any, ...] = ("tournament",)
     """The rules, one drawn per game (``training.rules_family``)."""
     rules_weights: tuple[float, ...] = ()
@@ -94,12 +82,6 @@ class RolloutConfig:
     """Candidate actions played out together."""
     workers: int = 1
     """Processes making chunks at once (the data does not depend on it)."""
-    teacher: str = ""
-    """Empty: value the candidates by rollouts on the true deal (module docstring). A bots name
-    (``search:samples=200``, L3): label each selected decision with the teacher's action and
-    its searched values instead (``last_values``: mean hand margins over deals consistent with
-    what the seat knows; no rollouts). The policy still plays: the data holds the states it
-    reaches (one DAgger round)."""
     progress: bool = True
     """Show a progress bar."""
 
@@ -107,7 +89,6 @@ class RolloutConfig:
         """The first bad key and why, or None (``training.config`` raises it, naming the file)."""
         checks = (
             ("policy", bool(self.policy), "must name a checkpoint"),
-            ("decisions", self.decisions in DECISIONS, f"must be one of {', '.join(DECISIONS)}"),
             ("hands", self.hands >= 1, "must be >= 1"),
             ("chunk_hands", self.chunk_hands >= 1, "must be >= 1"),
             ("bid_window", 0 <= self.bid_window <= 13, "must be 0..13"),
@@ -118,9 +99,6 @@ class RolloutConfig:
             ("workers", self.workers >= 1, "must be >= 1"),
             ("opponents", len(self.opponents) >= 1, "must name at least one opponent"),
         )
-        problem = search_bot_problem(self.teacher) if self.teacher else None
-        if problem:
-            return "teacher", problem
         for key, ok, why in checks:
             if not ok:
                 return key, why
@@ -182,19 +160,9 @@ def candidate_bids(own: int, mask: np.ndarray, window: int, nil: bool) -> list[i
     return out
 
 
-def candidates(cfg: RolloutConfig, own: int, mask: np.ndarray) -> list[int]:
-    """The actions tried at a valued decision (its own action ``own`` among them)."""
-    if cfg.decisions == "bids":
-        return candidate_bids(own, mask, cfg.bid_window, cfg.nil)
-    return np.flatnonzero(mask).tolist()
-
-
-def valued_rows(cfg: RolloutConfig, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Which of the policy's decisions (rows of observations and masks) ``cfg.decisions``
-    values: its bids, or its card plays with a choice after an opponent's Blind Nil."""
-    if cfg.decisions == "bids":
-        return mask[:, BID_BASE : BID_BASE + 14].any(axis=1)
-    return searched_rows(obs, mask) & (mask.sum(axis=1) > 1)
+def valued_rows(mask: np.ndarray) -> np.ndarray:
+    """Which of the policy's decisions (rows of action masks) are valued: its bids."""
+    return mask[:, BID_BASE : BID_BASE + 14].any(axis=1)
 
 
 def _blind_nil(bids: np.ndarray) -> dict[str, np.ndarray]:
@@ -209,8 +177,7 @@ def play(cfg: RolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[
     """``hands`` hands of fresh games: the policy's kept decisions (``obs``, ``mask``,
     ``action``) and its valued decisions with their state rows (``state``, ``params``,
     ``ridx``, ``slot``, plus ``obs``, ``mask``, ``action``, and ``played``: the margin of the
-    hand as it was played). With ``cfg.teacher`` the valued decisions also carry ``label``
-    (the teacher's action) and ``values`` (its searched values, NaN where it has none)."""
+    hand as it was played)."""
     from spades_env.envs.vector import VectorSpades
 
     family = load_family(list(cfg.rules_family))
@@ -221,9 +188,6 @@ def play(cfg: RolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[
     kept: dict[str, list] = {"obs": [], "mask": [], "action": []}
     valued: dict[str, list] = {"obs": [], "mask": [], "action": [], "state": [], "params": [], "ridx": [], "slot": []}
     played: list[float] = []  # per valued decision, the margin of its hand as played
-    teacher = TeacherSeats(cfg, seed) if cfg.teacher else None
-    if teacher is not None:
-        valued["label"], valued["values"] = [], []
     waiting: dict[int, list[int]] = {}  # slot -> its valued decisions whose hand is not scored yet
     done = 0
     while done < hands or waiting:  # once enough hands are scored, only the hands begun go on
@@ -231,17 +195,13 @@ def play(cfg: RolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[
         obs, mask = res.obs, res.mask
         acts = table.actions(table.kind[slots, seats], obs, mask)
         mine = table.learner(slots, seats) & (done < hands)
-        chosen = mine & valued_rows(cfg, obs, mask)
+        chosen = mine & valued_rows(mask)
         keep = mine & ~chosen & (rng.random(cfg.num_envs) < cfg.keep_play) & (mask.sum(axis=1) > 1)
         for part, rows in ((valued, np.flatnonzero(chosen)), (kept, np.flatnonzero(keep))):
             part["obs"].append(obs[rows].astype(np.float16))
             part["mask"].append(mask[rows].astype(np.bool_))
             part["action"].append(acts[rows].astype(np.int8))
         rows = np.flatnonzero(chosen)
-        if teacher is not None:
-            label, values = teacher.label(rows, seats[rows], obs[rows], mask[rows])
-            valued["label"].append(label)
-            valued["values"].append(values)
         valued["state"].append(eng.states[rows].copy())
         valued["params"].append(eng.game_params[rows].copy())
         valued["ridx"].append(eng.rules_index[rows].copy())
@@ -261,42 +221,10 @@ def play(cfg: RolloutConfig, table: Table, hands: int, seed: int) -> tuple[dict[
     return {k: np.concatenate(v) for k, v in kept.items()}, out_bids
 
 
-class TeacherSeats:
-    """One ``cfg.teacher`` bot per (game slot, seat), seeded from (seed, slot, seat): the
-    labels of a teacher-labelled run."""
-
-    def __init__(self, cfg: RolloutConfig, seed: int) -> None:
-        self.cfg, self.seed = cfg, seed
-        self.bots: dict[tuple[int, int], Any] = {}
-        self.family = load_family(list(cfg.rules_family))
-
-    def label(
-        self, slots: np.ndarray, seats: np.ndarray, obs: np.ndarray, mask: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The teacher's action (``int8 [n]``) and searched values (``float32 [n, 70]``) at
-        each row (the rules are read from each observation)."""
-        from spades_env.policies.bots import make_policy
-
-        n = len(slots)
-        label = np.empty(n, dtype=np.int8)
-        values = np.full((n, NUM_ACTIONS), np.nan, dtype=np.float32)
-        for j in range(n):
-            key = (int(slots[j]), int(seats[j]))
-            bot = self.bots.get(key)
-            if bot is None:
-                bseed = int(np.random.SeedSequence([self.seed, *key]).generate_state(1)[0])
-                bot = self.bots[key] = make_policy(self.cfg.teacher, seed=bseed, rules=self.family[0])
-            label[j] = bot.act(obs[j], mask[j])
-            searched = getattr(bot, "last_values", None)
-            if searched is not None:
-                values[j] = searched
-        return label, values
-
-
 # ---- 2. label -----------------------------------------------------------------------------------
 def rollout_values(cfg: RolloutConfig, table: Table, valued: dict[str, np.ndarray]) -> np.ndarray:
-    """``float32 [n, 70]``: for each valued decision, the hand margin of each candidate action
-    played out on the true deal by the same players (NaN for the other actions)."""
+    """``float32 [n, 70]``: for each valued bid, the hand margin of each candidate bid played
+    out on the true deal by the same players (NaN for the other actions)."""
     from spades_env.envs.vector import VectorSpades
 
     n = len(valued["action"])
@@ -304,7 +232,7 @@ def rollout_values(cfg: RolloutConfig, table: Table, valued: dict[str, np.ndarra
     jobs = [
         (i, a)
         for i in range(n)
-        for a in candidates(cfg, int(valued["action"][i]), valued["mask"][i])
+        for a in candidate_bids(int(valued["action"][i]), valued["mask"][i], cfg.bid_window, cfg.nil)
     ]
     family = load_family(list(cfg.rules_family))
     size = min(cfg.rollout_batch, max(len(jobs), 1))
@@ -417,14 +345,9 @@ def make_chunk(cfg: RolloutConfig, table: Table, k: int, hands: int) -> tuple[di
     """Chunk ``k`` (``hands`` hands) in ``training.bc``'s format, and a line of figures on it."""
     t0 = time.time()
     kept, valued = play(cfg, table, hands, cfg.seed * 100_003 + k)
-    if cfg.teacher:
-        values = valued["values"]
-        check = {"teacher_agrees": float(np.mean(valued["label"] == valued["action"]))}
-        valued["action"] = valued["label"]  # the teacher's label; the policy's play is what was played
-    else:
-        values = rollout_values(cfg, table, valued)
-        own = values[np.arange(len(values)), valued["action"].astype(np.int64)]
-        check = {"own_replayed": float(np.mean(own == valued["played"]))}  # 1.0: the rollouts replay the games
+    values = rollout_values(cfg, table, valued)
+    own = values[np.arange(len(values)), valued["action"].astype(np.int64)]
+    check = {"own_replayed": float(np.mean(own == valued["played"]))}  # 1.0: the rollouts replay the games
     part = {key: np.concatenate([valued[key], kept[key]]) for key in ("obs", "mask", "action")}
     part["values"] = np.concatenate(
         [values, np.full((len(kept["action"]), NUM_ACTIONS), np.nan, dtype=np.float32)]
