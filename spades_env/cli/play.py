@@ -1,9 +1,9 @@
 """``spades play``: play Spades in the terminal against bots or a trained checkpoint.
 
 You take one seat (``--seat``: N, E, S or W, or 0-3; P0 or P1 in the two-player game; default
-South, or P0); your partner and the two opponents are chosen
-by name: bots registry names (``random``, ``greedy``, ``heuristic``, ``search:budget=0.2``) or
-a checkpoint path (loaded with PyTorch, only then). On your turn the table shows the score,
+South, or P0); your partner and the two opponents are chosen by name: bots registry names
+(``random``, ``greedy``, ``heuristic``, ``search:budget=0.2``), a shipped agent id or a
+checkpoint path (loaded with NumPy, no PyTorch needed). On your turn the table shows the score,
 bags, bids, tricks, the cards on the table, your hand and your legal moves; type a move by its
 name (``AS``, ``10h``, ``4`` or ``bid 4``, ``nil``, ``blind``, ``see``, ``keep``,
 ``discard``) or by its number in the list. ``?`` shows the table again, ``q`` quits.
@@ -267,7 +267,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="play in the terminal against bots or a checkpoint",
         description=doc_paragraph(__doc__),
     )
-    p.add_argument("--seat", default=None, help=seat_help("your seat") + " (default S, or P0)")
+    p.add_argument("--seat", default=None, help=seat_help("your seat (default S; P0 in the two-player game)"))
     p.add_argument(
         "--partner", default="heuristic", help="your partner: bot name or checkpoint path (default heuristic)"
     )

@@ -19,10 +19,10 @@ agents               ``player_0`` .. ``player_3`` = seats N, E, S, W; teams NS =
                      EW = {1, 3} (two-player rules: ``player_0``, ``player_1``)
 action space         ``Discrete(70)``: cards 0-51 (``13 * suit + rank``), bids 52-65
                      (52 = Nil), 66 Blind Nil, 67 See cards, 68 / 69 keep / discard (draw)
-observation          ``{"observation": float32[803], "action_mask": int8[70]}``; the
-                     vector is relative to the observer (see :mod:`spades_env.core.observation`
-                     for the slice table); the mask is all zeros for an agent not to act
-state                ``state()``: float32[1219], the full deal, for centralized critics
+observation          ``{"observation": float32[OBS_SIZE], "action_mask": int8[70]}``; the
+                     vector is relative to the observer (``OBS_SIZE`` and the slice table:
+                     :mod:`spades_env.core.observation`); the mask is all zeros for an agent not to act
+state                ``state()``: float32[STATE_VEC_SIZE], the full deal, for centralized critics
 episode              ``episode="hand" | "game" | "match"`` (default ``"game"``, to 500)
 reward               ``reward="score"``: each hand, every seat gets its team's score change
                      times ``reward_scale`` (default 0.01); ``reward="win"``: +1 / -1 per

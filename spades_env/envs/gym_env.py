@@ -3,7 +3,7 @@
 ``gymnasium.make("Spades-v0", learner_seats=(0, 2), opponents=...)`` or :class:`SpadesGymEnv`.
 
 ==================  ===============================================================
-observations        ``Box(803)`` float32: the acting learner seat's observation
+observations        ``Box(OBS_SIZE)`` float32: the acting learner seat's observation
                     (:mod:`spades_env.core.observation`; relative to that seat)
 actions             ``Discrete(70)`` (see :mod:`spades_env.core.actions`)
 ``action_masks()``  ``bool[70]``, the legal actions now (sb3-contrib ``MaskablePPO``);

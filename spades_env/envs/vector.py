@@ -10,19 +10,19 @@ comes from :mod:`spades_env.core.engine`, the episode and reward knobs from :fun
 the AEC env. ``step`` returns preallocated buffers (overwritten by the next call; copy what you
 keep):
 
-==============  ==================  ===================================================
-field           shape, dtype        meaning
-==============  ==================  ===================================================
-``obs``         [B, 803] float32    observation of the seat to act (as ``observe``); uint8
-                                    with ``obs_dtype="uint8"`` (below)
-``mask``        [B, 70] int8        its legal actions
-``seat``        [B] int64           the seat to act
-``reward``      [B, 4] float64      each seat's reward for this step (``settle``)
-``terminated``  [B] bool            the episode of game ``i`` ended this step
-``truncated``   [B] bool            ... cut short by the rules' ``max_hands``
-``illegal``     [B] bool            ``illegal="penalty"`` only: game ``i`` was ended by an
-                                    illegal action
-==============  ==================  ===================================================
+==============  ========================  ===================================================
+field           shape, dtype              meaning
+==============  ========================  ===================================================
+``obs``         [B, OBS_SIZE] float32     observation of the seat to act (as ``observe``); uint8
+                                          with ``obs_dtype="uint8"`` (below)
+``mask``        [B, 70] int8              its legal actions
+``seat``        [B] int64                 the seat to act
+``reward``      [B, 4] float64            each seat's reward for this step (``settle``)
+``terminated``  [B] bool                  the episode of game ``i`` ended this step
+``truncated``   [B] bool                  ... cut short by the rules' ``max_hands``
+``illegal``     [B] bool                  ``illegal="penalty"`` only: game ``i`` was ended by an
+                                          illegal action
+==============  ========================  ===================================================
 
 Seeding (documented so that any game of the batch can be replayed alone):
 
@@ -60,7 +60,7 @@ resets, as PettingZoo's ``TerminateIllegalWrapper`` does for one game.
 
 ``step(actions, active=...)`` moves only the games where ``active`` is true (the adapters
 use it to play the other seats); ``state_vectors()`` gives ``encode_state`` of every game
-(``[B, 1219]``, the full deal, for centralized critics); ``observations=False`` skips
+(``[B, STATE_VEC_SIZE]``, the full deal, for centralized critics); ``observations=False`` skips
 writing observations (masks and seats are always written).
 
 :class:`RandomLegal` chooses a uniformly random legal action per game from the masks in numpy,
@@ -959,8 +959,8 @@ class VectorSpades:
         )
 
     def state_vectors(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Full state of every game for centralized critics, ``[B, 1219]`` float32
-        (``encode_state``: every hand; never for acting)."""
+        """Full state of every game for centralized critics, ``[B, STATE_VEC_SIZE]``
+        float32 (``encode_state``: every hand; never for acting)."""
         if out is None:
             out = np.empty((self.num_envs, STATE_VEC_SIZE), dtype=np.float32)
         elif out.shape != (self.num_envs, STATE_VEC_SIZE) or out.dtype != np.float32:

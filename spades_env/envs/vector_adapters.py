@@ -2,8 +2,9 @@
 played by given Policies.
 
 * :class:`SpadesVectorEnv`: a ``gymnasium.vector.VectorEnv`` (same-step autoreset) whose
-  observations are ``{"observation": float32[B, 803], "action_mask": int8[B, 70]}``.
-* :class:`SpadesSB3VecEnv`: a Stable-Baselines3 ``VecEnv`` (``Box(803)`` observations) with
+  observations are ``{"observation": float32[B, OBS_SIZE], "action_mask": int8[B, 70]}``
+  (``OBS_SIZE``: :mod:`spades_env.core.observation`).
+* :class:`SpadesSB3VecEnv`: a Stable-Baselines3 ``VecEnv`` (``Box(OBS_SIZE)`` observations) with
   ``action_masks()`` for sb3-contrib's ``MaskablePPO``.
 
 In both, game ``i`` of the batch is one environment: the learner plays ``learner_seats``
