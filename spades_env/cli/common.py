@@ -60,7 +60,8 @@ def add_matchup_arguments(p: argparse.ArgumentParser, games: int, games_help: st
     """The arguments ``spades gauntlet`` and ``spades matrix`` share: POLICY, ``--games``,
     ``--opponents`` and ``--partner``."""
     p.add_argument(
-        "policy", help="the policy: a bots name (heuristic, search:budget=0.1) or a checkpoint path"
+        "policy",
+        help="the policy: a bots name (heuristic, search:budget=0.1), a shipped agent id or a checkpoint path",
     )
     p.add_argument("--games", type=int, default=games, help=games_help)
     p.add_argument(

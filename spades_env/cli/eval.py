@@ -28,9 +28,9 @@ def register(subparsers: Any) -> None:
         "eval",
         help="duplicate match of team A against team B",
         description="Team A against team B on duplicate deals (partnerships swapped; four runs per "
-        "deal when a team is a mixed pair). A team is a policy name ('heuristic', "
-        "'search:budget=0.1', a checkpoint path) or two joined by '+'. Under two-player rules "
-        "(--rules two_player) a team is one policy and the players swap seats.",
+        "deal when a team is a mixed pair). A team is a policy name ('heuristic', 'search:budget=0.1', "
+        "a shipped agent id such as 'spades4_v1', a checkpoint path) or two joined by '+'. Under "
+        "two-player rules (--rules two_player) a team is one policy and the players swap seats.",
     )
     p.add_argument("team_a", help="team A: a policy name, or two joined by '+'")
     p.add_argument("team_b", help="team B: a policy name, or two joined by '+'")

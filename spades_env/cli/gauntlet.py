@@ -1,6 +1,6 @@
 """spades gauntlet: one policy against the baselines (a table and a plot).
 
-spades gauntlet checkpoints/spades_ppo_v1 --games 200 --out runs/gauntlet
+spades gauntlet spades4_v1 --games 200 --out runs/gauntlet
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
     g = subparsers.add_parser(
         "gauntlet",
         help="one policy against the baselines (table + plot)",
-        description="POLICY (a checkpoint path or a bots name) partnered with itself against each "
+        description="POLICY (a shipped agent id, a checkpoint path or a bots name) partnered with itself against each "
         "--opponents team, and partnered with --partner against two --partner players; duplicate deals, "
         "95% CIs, one table row per matchup, gauntlet.json and gauntlet.png with --out.",
     )

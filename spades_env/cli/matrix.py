@@ -1,7 +1,7 @@
 """spades matrix: one policy's gauntlet under several rule settings, a table per rules and one
 plot (what is played: spades_env.eval.matrix).
 
-spades matrix checkpoints/spades_ppo_v1 --games 100 --out runs/matrix
+spades matrix spades4_v1 --games 100 --out runs/matrix
 spades matrix heuristic --rules tournament 'short={"target_score": 300}'
 """
 
@@ -32,7 +32,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "matrix",
         help="one policy's gauntlet under several rule settings (a table per rules + one plot)",
-        description="POLICY (a checkpoint path or a bots name) partnered with itself against each "
+        description="POLICY (a shipped agent id, a checkpoint path or a bots name) partnered with itself against each "
         "--opponents team and partnered with --partner against two --partner players, under each "
         "--rules; duplicate deals, 95% CIs; matrix.json and matrix.png with --out.",
     )

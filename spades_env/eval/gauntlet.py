@@ -1,6 +1,6 @@
 """A gauntlet: one policy against the baseline ladder, with a table and a plot.
 
-``spades gauntlet checkpoints/spades_ppo_v1 --games 200 --out runs/gauntlet`` plays duplicate
+``spades gauntlet spades4_v1 --games 200 --out runs/gauntlet`` plays duplicate
 games to 500 of the policy (partnered with itself) against L0 random, L1 greedy and L2
 heuristic teams, and of the policy partnered with an L2 player (no shared conventions) against
 L2 heuristic, then prints one row per matchup and writes ``gauntlet.json`` and

@@ -1,7 +1,7 @@
 """The rule matrix: one policy's gauntlet under several rule settings, a table per rules and
 one plot.
 
-``spades matrix checkpoints/spades_ppo_v1 --games 100 --out runs/matrix`` plays the gauntlet
+``spades matrix spades4_v1 --games 100 --out runs/matrix`` plays the gauntlet
 (:func:`spades_env.eval.gauntlet.run_gauntlet`: duplicate games of the policy partnered with
 itself against each opponent team, and of the policy with a ``--partner`` against two of them)
 under each ``--rules`` (default: ``tournament``, ``house`` and ``no_blind``, the tournament
