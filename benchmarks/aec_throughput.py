@@ -12,7 +12,7 @@ alike; ``steps/CPU-s`` divides by the CPU time of the process instead of the wal
 is about what a run gets on an idle machine.
 
     .venv/bin/python benchmarks/aec_throughput.py --seconds 3 --rounds 3
-    spades bench aec_throughput --seconds 3
+    make bench                  # the defaults
 
 Environments: ``spades_env.env()`` (the wrapped env users use), ``spades_env.raw_env``, and
 ``pettingzoo.classic.texas_holdem_v4`` (needs ``rlcard`` and ``pygame``; skipped with a

@@ -29,8 +29,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def _strip(d: Any) -> Any:
     if isinstance(d, dict):
@@ -43,7 +41,7 @@ def _strip(d: Any) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Time both paths and print the figures."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--policy", default=str(ROOT / "checkpoints" / "spades_ppo_v1"))
+    p.add_argument("--policy", default="spades4_net_v1", help="agent id or checkpoint path (default spades4_net_v1)")
     p.add_argument("--games", type=int, default=1000, help="games per matchup (default 1000)")
     p.add_argument(
         "--opponents", nargs="*", default=None, help="default: the gauntlet's (random greedy heuristic)"

@@ -1,11 +1,10 @@
-"""The search-defence hybrid (spades_env.policies.composite; meta.json's ``policy.search_defence``;
-benchmarks/search_defence.py): exactly the card plays after an opponent's Blind Nil go to the
-bot, on real observations of games where the opponents declare it; the checkpoint form loads,
-refuses a bad bot name, and plays the same batched as serially."""
+"""The search-defence hybrid (spades_env.policies.composite; meta.json's ``policy.search_defence``):
+exactly the card plays after an opponent's Blind Nil go to the bot, on real observations of
+games where the opponents declare it; the checkpoint form loads, refuses a bad bot name, and
+plays the same batched as serially."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -23,9 +22,6 @@ from spades_env.policies.registry import resolve_policy
 from training.rules_family import load_family
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("search_defence_bench", ROOT / "benchmarks" / "search_defence.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
 
 
 class Recorder:
@@ -97,6 +93,7 @@ def test_a_checkpoint_naming_a_search_defence_bot_loads_as_the_hybrid(tmp_path):
     pol = load_policy(path, seed=1, rules="house")
     assert isinstance(pol, SearchDefencePolicy) and isinstance(pol.net, CheckpointPolicy)
     assert type(pol.search).__name__ == "SearchPolicy" and pol.search.samples == 20
+    assert pol.against == ("blind_nil",)  # by default, after an opponent's Blind Nil only
     assert isinstance(load_policy(path, seed=1, search_defence=False), CheckpointPolicy)
     assert isinstance(load_policy(V5, seed=1), CheckpointPolicy)  # v5 names none
 
@@ -115,16 +112,6 @@ def test_batched_play_of_the_hybrid_is_its_serial_play(tmp_path):
     b = run_duplicate((path, path), ("heuristic", "heuristic"), 2, seed=3, rules=rules, batched=False)
     hands = [[(h.bids, h.tricks) for board in r for _, run in board.runs for h in run.hands] for r in (a, b)]
     assert hands[0] == hands[1] and any(L.BID_BLIND_NIL in bids for bids, _ in hands[0])
-
-
-def test_the_benchmark_factories_are_the_network_alone_and_the_hybrid(tmp_path):
-    path = str(_with_search(tmp_path))
-    alone, hybrid = bench.SearchDefence(path)(4, None), bench.SearchDefence(path, "search:samples=20")(4, None)
-    assert isinstance(alone, CheckpointPolicy)  # the checkpoint's own search_defence is left out
-    assert isinstance(hybrid, SearchDefencePolicy) and hybrid.search.samples == 20
-    assert hybrid.against == ("blind_nil",)
-    both = bench.SearchDefence(path, "search:samples=20", ("blind_nil", "nil"))(4, None)
-    assert both.against == ("blind_nil", "nil") and "blind_nil/nil" in both.name
 
 
 # ---- against: which opponents' bids bring the bot in (policy.search_defence_against) ------------
