@@ -2,13 +2,14 @@
 #   make run    the main job: the shipped policy against the baselines under three rule settings
 #               (tournament, house, Blind Nil off: a table per rules + runs/matrix/matrix.png)
 #   make test   the test suite (the same command .ci/run calls)
+#   make docs   the docs site into site/ (mkdocs build --strict)
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q -c constraints.txt
 STAMP := $(VENV)/.installed
 
-.PHONY: run train-policy train-policy-2p tournament test lint bench install clean clean-numba presets wheel-smoke rllib-smoke
+.PHONY: run train-policy train-policy-2p tournament test lint bench install clean clean-numba presets wheel-smoke rllib-smoke docs
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -36,6 +37,16 @@ tournament: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check spades_env training tests benchmarks
 	$(BIN)/python -m pytest -n 2 -q
+
+# the docs site (mkdocs.yml, docs/) into site/: the docs extra installed in .venv, then
+# mkdocs build --strict (any warning fails; it builds offline)
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP) pyproject.toml constraints.txt
+	$(PIP) -e ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # the rules presets ship as package data: configs/rules is the editable copy (a test checks they agree)
 presets:
