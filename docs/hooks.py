@@ -33,6 +33,7 @@ import ast
 import dataclasses
 import importlib
 import logging
+import os
 import posixpath
 import re
 import sys
@@ -318,14 +319,25 @@ def _cli_table() -> str:
     import argparse
 
     main = _module("spades_env.cli.main")
-    parser = main.build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"  # argparse's width: the same help wherever the site is built
+    try:
+        parser = main.build_parser()
+        helps_text = {}
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        for name, p in sub.choices.items():
+            helps_text[name] = p.format_help().rstrip()
+    finally:
+        if columns is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = columns
     helps = {a.dest: a.help for a in sub._choices_actions}
     out = ["| command | what it does |", "|---|---|"]
     for name in sub.choices:
         out.append(f"| [`spades {name}`](#spades-{name}) | {(helps.get(name) or '').replace('|', '/')} |")
-    for name, p in sub.choices.items():
-        out += ["", f"#### spades {name}", "", "```text", p.format_help().rstrip(), "```"]
+    for name, text in helps_text.items():
+        out += ["", f"#### spades {name}", "", "```text", text, "```"]
     return "\n".join(out)
 
 
