@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml constraints.txt
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/spades matrix checkpoints/spades_family_v11 --games 400 --opponents heuristic --out runs/matrix
+	$(BIN)/spades matrix spades4_v1 --games 400 --opponents heuristic --out runs/matrix
 
 # the whole lineage of a rules-family policy (BC, then PPO stages) from committed configs, into
 # runs/family (hours on 2 cores); rerun to resume: finished stages are skipped

@@ -23,10 +23,9 @@ if "$WORK/venv/bin/pip" show -q torch 2>/dev/null; then
 fi
 
 echo "== use it from outside the checkout"
-mkdir -p "$WORK/outside/ckpt"
-cp "$ROOT/checkpoints/spades_ppo_v1/meta.json" "$ROOT/checkpoints/spades_ppo_v1/model.safetensors" "$WORK/outside/ckpt/"
+mkdir -p "$WORK/outside"
 cd "$WORK/outside"
-"$WORK/venv/bin/python" - "$WORK/venv" <<'PYEOF'
+"$WORK/venv/bin/python" - "$WORK/venv" "$ROOT" <<'PYEOF'
 import sys
 
 import gymnasium
@@ -52,10 +51,25 @@ frame = g.render()
 assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3, frame.shape
 print("   gymnasium.make('Spades-v0'): obs", obs.shape, "frame", frame.shape)
 
+from pathlib import Path
+
+import spades_env.policies
+from spades_env.policies.agents import agent_ids, agents_dir
+
+# the agents come from the wheel, the same files as the checkout's checkpoints/
+assert str(agents_dir()).startswith(venv), agents_dir()
+assert agent_ids() == ["spades2_v1", "spades4_net_v1", "spades4_v1"], agent_ids()
+root = Path(sys.argv[2]) / "checkpoints"
+for agent in agent_ids():
+    for f in (agents_dir() / agent).iterdir():
+        assert f.read_bytes() == (root / agent / f.name).read_bytes(), f
+pol = spades_env.policies.load("spades4_net_v1")
+print("   spades_env.policies.load('spades4_net_v1'):", type(pol).__name__)
+
 bad = [m for m in ("torch", "stable_baselines3") if m in sys.modules]
 assert not bad, bad
 PYEOF
-"$WORK/venv/bin/spades" eval "$WORK/outside/ckpt" heuristic --games 4 --no-progress
+"$WORK/venv/bin/spades" eval spades4_v1 heuristic --games 4 --no-progress
 "$WORK/venv/bin/spades" demo --hands 1 --record game.json > /dev/null
 "$WORK/venv/bin/spades" replay game.json --video game.gif --fps 8 | tail -1
 echo "wheel smoke: OK"

@@ -16,6 +16,7 @@ from spades_env.eval import match as arena_match
 from spades_env.eval.duplicate import BoardResult, Seating, make_jobs, play_board, run_duplicate, seatings
 from spades_env.eval.stats import bootstrap_ci, summarize, wilson_ci
 from spades_env.eval.tournament import draw_bracket, run_bracket, run_mixed_table, run_round_robin
+from spades_env.policies import registry
 from spades_env.policies.base import RandomPolicy
 
 RULES = RulesConfig().replace(max_hands=3)
@@ -265,12 +266,12 @@ def test_round_robin_ratings_and_mixed_table():
 @pytest.fixture
 def test_policies():
     """Names 'first', 'last' and 'rand' for the CLI, through the loader hook."""
-    loaders = list(arena_match._LOADERS)
-    arena_match.register_policy_loader(
+    loaders = list(registry._LOADERS)
+    registry.register_policy_loader(
         lambda n: n in ("first", "last", "rand"), lambda n, s, r: Factory(n, n)(s, r)
     )
     yield
-    arena_match._LOADERS[:] = loaders
+    registry._LOADERS[:] = loaders
 
 
 def test_cli_eval_writes_json_and_png(tmp_path, capsys, test_policies):
@@ -317,8 +318,8 @@ def test_bad_policy_and_team_names_are_clear_errors():
     with pytest.raises(ValueError, match="joined by '\\+'"):
         arena_match.parse_team("a+b+c")
     with pytest.raises((ValueError, OSError, ImportError)):  # no loader (or torch), or no such file
-        arena_match.resolve_policy("runs/no_such_model.safetensors", 0, RULES)
+        registry.resolve_policy("runs/no_such_model.safetensors", 0, RULES)
     with pytest.raises(ValueError, match="nosuchbot"):
-        arena_match.resolve_policy("nosuchbot", 0, RULES)
+        registry.resolve_policy("nosuchbot", 0, RULES)
     assert arena_match.parse_team("heuristic+search:budget=0.1") == ("heuristic", "search:budget=0.1")
     assert arena_match.team_label(("greedy", "greedy")) == "greedy"

@@ -18,7 +18,7 @@ from spades_env.eval.duplicate import make_jobs, play_boards
 from spades_env.policies.base import RandomPolicy
 from spades_env.policies.checkpoint import CheckpointPolicy, NumpyActor, act_policies, load_policy
 
-SHIPPED = str(Path(__file__).resolve().parents[1] / "checkpoints" / "spades_ppo_v1")
+SHIPPED = str(Path(__file__).resolve().parents[1] / "checkpoints" / "spades4_net_v1")
 
 
 def sampling_checkpoint(seed, rules):

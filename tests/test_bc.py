@@ -105,7 +105,7 @@ def test_bc_run_saves_a_deterministic_policy_and_ppo_starts_from_it(tmp_path):
     ck = run(load_bc_config(BC, TINY), tmp_path / "bc")
     model, meta = load_checkpoint(ck)
     assert meta["bc"]["teacher"] == "greedy" and meta["policy"]["deterministic"] is True
-    from spades_env.eval import resolve_policy
+    from spades_env.policies.registry import resolve_policy
 
     pol = resolve_policy(str(ck), 0, load_rules("tournament"))
     assert pol.deterministic

@@ -32,7 +32,7 @@ from spades_env.policies.checkpoint import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "checkpoints" / "spades_ppo_v1"
+SHIPPED = ROOT / "checkpoints" / "spades4_net_v1"
 
 
 def _game_observations(n: int = 200, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
@@ -142,7 +142,7 @@ def test_shipped_checkpoint_loads_without_torch():
     code = (
         "import sys\n"
         "from spades_env.policies.checkpoint import load_policy\n"
-        "from spades_env.eval import resolve_policy\n"
+        "from spades_env.policies.registry import resolve_policy\n"
         "from spades_env.core.rules import load_rules\n"
         f"p = resolve_policy({str(SHIPPED)!r}, 0, load_rules('tournament'))\n"
         "print(type(p).__module__, p.deterministic, 'torch' in sys.modules)\n"

@@ -107,6 +107,7 @@ def test_pipeline_stop_at_ends_a_stage_by_count(tmp_path):
 
 
 def test_export_with_search_defence_marks_the_exported_checkpoint(tmp_path):
+    from spades_env.policies import load
     from spades_env.policies.checkpoint import CheckpointPolicy, load_policy
     from spades_env.policies.composite import SearchDefencePolicy
 
@@ -120,12 +121,13 @@ def test_export_with_search_defence_marks_the_exported_checkpoint(tmp_path):
     )
     final = run_pipeline(load_pipeline(p), log=lambda _: None)
     assert final == tmp_path / "policy"
-    meta = json.loads((final / "meta.json").read_text())
-    assert meta["policy"]["search_defence"] == "search:samples=20"
-    assert meta["policy"]["search_defence_against"] == ["blind_nil", "nil"]
-    assert meta["policy"]["search_defence_cover"] == ["nil", "blind_nil"]
-    assert meta["policy"]["both_nil_bid_shade"] == 1
-    pol = load_policy(final, seed=0)
+    spec = json.loads((final / "agent.json").read_text())
+    assert spec["bot"] == "search:samples=20" and spec["network"] == "."
+    assert spec["search_after_opponent_bid"] == ["blind_nil", "nil"]
+    assert spec["search_after_partner_bid"] == ["nil", "blind_nil"]
+    assert spec["both_nil_bid_shade"] == 1
+    assert isinstance(load_policy(final, seed=0), CheckpointPolicy)  # the network alone
+    pol = load(str(final), seed=0)
     assert isinstance(pol, SearchDefencePolicy) and pol.against == ("blind_nil", "nil")
     assert pol.cover == ("nil", "blind_nil") and pol.bid_shade == 1
     stage = tmp_path / "runs" / "a" / "final"  # the stage's own checkpoint is left as trained
@@ -134,13 +136,14 @@ def test_export_with_search_defence_marks_the_exported_checkpoint(tmp_path):
 
 
 def test_the_committed_pipeline_marks_its_export_as_the_shipped_policy():
-    from spades_env.policies.checkpoint import _SHIPPED_FOR, load_meta
+    from spades_env.policies.agents import SPEC_FILE, agent_dir
+    from spades_env.policies.checkpoint import _SHIPPED_FOR
 
     pl = load_pipeline(ROOT / "configs" / "train" / "pipeline.yaml")
-    shipped = load_meta(ROOT / _SHIPPED_FOR[4])["policy"]
-    assert pl.search_defence == shipped["search_defence"]
-    assert list(pl.search_defence_against) == shipped["search_defence_against"]
-    assert list(pl.search_defence_cover) == shipped["search_defence_cover"]
+    shipped = json.loads((agent_dir(_SHIPPED_FOR[4]) / SPEC_FILE).read_text())
+    assert pl.search_defence == shipped["bot"]
+    assert list(pl.search_defence_against) == shipped["search_after_opponent_bid"]
+    assert list(pl.search_defence_cover) == shipped["search_after_partner_bid"]
     assert pl.both_nil_bid_shade == shipped.get("both_nil_bid_shade", 0)
 
 

@@ -6,7 +6,6 @@ plays the same batched as serially."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,7 @@ from spades_env.core import layout as L
 from spades_env.core.game import SpadesGame
 from spades_env.core.observation import O_PHASE, public_bids
 from spades_env.eval.duplicate import run_duplicate
+from spades_env.policies.agents import SPEC_FORMAT, load_agent
 from spades_env.policies.checkpoint import CheckpointError, CheckpointPolicy, load_policy
 from spades_env.policies.composite import SearchDefencePolicy, searched_rows
 from spades_env.policies.registry import resolve_policy
@@ -56,19 +56,24 @@ def test_the_search_plays_exactly_the_cards_after_an_opponents_blind_nil():
     assert any(not (o[O_PHASE + L.PH_PLAY] > 0) for o in net.seen)  # it bid
 
 
-# ---- the checkpoint form (spades_env.policies.composite, meta.json's policy.search_defence) ----------
+# ---- the agent form (spades_env.policies.agents: an agent.json naming the network and the bot) ----
 
-V5 = ROOT / "checkpoints" / "spades_family_v5"
+V5 = ROOT / "checkpoints" / "spades4_net_v1"
 BN_OPEN = [{"base": "house", "blind_nil_min_deficit": 0}]
 
 
 def _with_search(tmp_path, name="search:samples=20"):
+    """A composite agent's folder: its agent.json names V5's network and the bot ``name``."""
     out = tmp_path / "ckpt"
     out.mkdir()
-    shutil.copy(V5 / "model.safetensors", out)
-    meta = json.loads((V5 / "meta.json").read_text())
-    meta.setdefault("policy", {})["search_defence"] = name
-    (out / "meta.json").write_text(json.dumps(meta))
+    spec = {
+        "format": SPEC_FORMAT,
+        "kind": "composite",
+        "network": str(V5),
+        "bot": name,
+        "search_after_opponent_bid": ["blind_nil"],
+    }
+    (out / "agent.json").write_text(json.dumps(spec))
     return out
 
 
@@ -84,25 +89,25 @@ def test_searched_rows_are_card_plays_after_an_opponents_blind_nil():
         want.append(bool(obs[O_PHASE + L.PH_PLAY] > 0 and not mask[52:].any() and L.BID_BLIND_NIL in (bids[1], bids[3])))
         if game.step(l2.act(obs, mask)).terminated:
             break
-    got = searched_rows(np.stack([o for o, _ in rows]), np.stack([m for _, m in rows]))
+    got = searched_rows(np.stack([o for o, _ in rows]), np.stack([m for _, m in rows]), ("blind_nil",))
     assert got.tolist() == want and any(want) and not all(want)
 
 
 def test_a_checkpoint_naming_a_search_defence_bot_loads_as_the_hybrid(tmp_path):
     path = _with_search(tmp_path)
-    pol = load_policy(path, seed=1, rules="house")
+    pol = load_agent(path, seed=1, rules="house")
     assert isinstance(pol, SearchDefencePolicy) and isinstance(pol.net, CheckpointPolicy)
     assert type(pol.search).__name__ == "SearchPolicy" and pol.search.samples == 20
-    assert pol.against == ("blind_nil",)  # by default, after an opponent's Blind Nil only
-    assert isinstance(load_policy(path, seed=1, search_defence=False), CheckpointPolicy)
-    assert isinstance(load_policy(V5, seed=1), CheckpointPolicy)  # v5 names none
+    assert pol.against == ("blind_nil",)  # as its agent.json says
+    assert isinstance(load_policy(V5, seed=1), CheckpointPolicy)
+    assert isinstance(load_agent(V5, seed=1), CheckpointPolicy)  # a network folder has no agent.json
 
 
 @pytest.mark.parametrize("bad", ["nobody", 7, "search:samples=0"])
 def test_a_bad_search_defence_name_is_a_clear_error(tmp_path, bad):
     path = _with_search(tmp_path, bad)
-    with pytest.raises(CheckpointError, match="policy.search_defence"):
-        load_policy(path)
+    with pytest.raises(CheckpointError, match="key 'bot'"):
+        load_agent(path)
 
 
 def test_batched_play_of_the_hybrid_is_its_serial_play(tmp_path):
@@ -114,7 +119,7 @@ def test_batched_play_of_the_hybrid_is_its_serial_play(tmp_path):
     assert hands[0] == hands[1] and any(L.BID_BLIND_NIL in bids for bids, _ in hands[0])
 
 
-# ---- against: which opponents' bids bring the bot in (policy.search_defence_against) ------------
+# ---- against: which opponents' bids bring the bot in (search_after_opponent_bid) ------
 
 
 def _rows_of_a_game(rules, seed, steps=200):
@@ -138,7 +143,7 @@ def test_searched_rows_against_nil_add_the_card_plays_after_an_opponents_nil():
     both = searched_rows(obs, mask, ["blind_nil", "nil"])
     assert both.tolist() == (play & (opp_nil | opp_blind)).tolist()
     assert searched_rows(obs, mask, ("nil",)).tolist() == (play & opp_nil).tolist()
-    assert searched_rows(obs, mask).tolist() == (play & opp_blind).tolist()  # the default: Blind Nil
+    assert searched_rows(obs, mask, ("blind_nil",)).tolist() == (play & opp_blind).tolist()  # the default: Blind Nil
     assert (play & opp_nil & ~opp_blind).any() and (play & opp_blind & ~opp_nil).any()  # both kinds met
 
 
@@ -150,21 +155,21 @@ def test_a_bad_against_list_is_a_clear_error(tmp_path, bad, words):
     with pytest.raises(ValueError, match=words):
         SearchDefencePolicy(None, None, against=bad)
     path = _with_search(tmp_path)
-    meta = json.loads((path / "meta.json").read_text())
-    meta["policy"]["search_defence_against"] = bad
-    (path / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(CheckpointError, match=f"policy.search_defence_against': .*{words}"):
-        load_policy(path)
+    meta = json.loads((path / "agent.json").read_text())
+    meta["search_after_opponent_bid"] = bad
+    (path / "agent.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=f"'search_after_opponent_bid': .*{words}"):
+        load_agent(path)
 
 
 def test_against_needs_a_search_defence_bot(tmp_path):
     path = _with_search(tmp_path)
-    meta = json.loads((path / "meta.json").read_text())
-    del meta["policy"]["search_defence"]
-    meta["policy"]["search_defence_against"] = ["nil"]
-    (path / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(CheckpointError, match="needs a bot in 'policy.search_defence'"):
-        load_policy(path)
+    meta = json.loads((path / "agent.json").read_text())
+    del meta["bot"]
+    meta["search_after_opponent_bid"] = ["nil"]
+    (path / "agent.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="missing key 'bot'"):
+        load_agent(path)
 
 
 def test_policies_defending_different_bids_decide_together_as_alone():
@@ -187,9 +192,9 @@ def test_policies_defending_different_bids_decide_together_as_alone():
 
 def test_batched_play_against_nil_is_its_serial_play(tmp_path):
     path = _with_search(tmp_path)
-    meta = json.loads((path / "meta.json").read_text())
-    meta["policy"]["search_defence_against"] = ["blind_nil", "nil"]
-    (path / "meta.json").write_text(json.dumps(meta))
+    meta = json.loads((path / "agent.json").read_text())
+    meta["search_after_opponent_bid"] = ["blind_nil", "nil"]
+    (path / "agent.json").write_text(json.dumps(meta))
     rules = load_family([{"base": "house"}])[0]
     a = run_duplicate((str(path),) * 2, ("heuristic", "heuristic"), 2, seed=3, rules=rules, batched=True)
     b = run_duplicate((str(path),) * 2, ("heuristic", "heuristic"), 2, seed=3, rules=rules, batched=False)
@@ -197,7 +202,7 @@ def test_batched_play_against_nil_is_its_serial_play(tmp_path):
     assert hands[0] == hands[1] and any(0 in bids for bids, _ in hands[0])
 
 
-# ---- cover: the partner's bids after which the bot plays too (policy.search_defence_cover) ------
+# ---- cover: the partner's bids after which the bot plays too (search_after_partner_bid) ------
 
 
 def test_searched_rows_cover_add_the_card_plays_after_the_partners_nil():
@@ -207,9 +212,9 @@ def test_searched_rows_cover_add_the_card_plays_after_the_partners_nil():
     opp_blind = (bids[:, 1] == L.BID_BLIND_NIL) | (bids[:, 3] == L.BID_BLIND_NIL)
     partner_nil = bids[:, 2] == 0
     partner_any = partner_nil | (bids[:, 2] == L.BID_BLIND_NIL)
-    assert searched_rows(obs, mask, cover=["nil"]).tolist() == (play & (opp_blind | partner_nil)).tolist()
-    assert searched_rows(obs, mask, cover=("nil", "blind_nil")).tolist() == (play & (opp_blind | partner_any)).tolist()
-    assert searched_rows(obs, mask, cover=[]).tolist() == searched_rows(obs, mask).tolist()  # none by default
+    assert searched_rows(obs, mask, ("blind_nil",), cover=["nil"]).tolist() == (play & (opp_blind | partner_nil)).tolist()
+    assert searched_rows(obs, mask, ("blind_nil",), cover=("nil", "blind_nil")).tolist() == (play & (opp_blind | partner_any)).tolist()
+    assert searched_rows(obs, mask, ("blind_nil",), cover=[]).tolist() == searched_rows(obs, mask, ("blind_nil",)).tolist()  # none by default
     assert (play & partner_nil & ~opp_blind).any()  # the partner's Nil was met and adds rows
     own_nil = (bids[:, 0] == 0) & ~partner_any & ~opp_blind & ~(bids[:, 1] == 0) & ~(bids[:, 3] == 0)
     assert (play & own_nil).any() and not searched_rows(obs, mask, ["blind_nil", "nil"], ["nil", "blind_nil"])[
@@ -222,16 +227,16 @@ def test_a_bad_cover_list_is_a_clear_error(tmp_path, bad, words):
     with pytest.raises(ValueError, match=f"cover: .*{words}"):
         SearchDefencePolicy(None, None, cover=bad)
     path = _with_search(tmp_path)
-    meta = json.loads((path / "meta.json").read_text())
-    meta["policy"]["search_defence_cover"] = bad
-    (path / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(CheckpointError, match=f"policy.search_defence_cover': .*{words}"):
-        load_policy(path)
-    del meta["policy"]["search_defence"]
-    meta["policy"]["search_defence_cover"] = ["nil"]
-    (path / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(CheckpointError, match="search_defence_cover' needs a bot in 'policy.search_defence'"):
-        load_policy(path)
+    meta = json.loads((path / "agent.json").read_text())
+    meta["search_after_partner_bid"] = bad
+    (path / "agent.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=f"'search_after_partner_bid': .*{words}"):
+        load_agent(path)
+    del meta["bot"]
+    meta["search_after_partner_bid"] = ["nil"]
+    (path / "agent.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="missing key 'bot'"):
+        load_agent(path)
 
 
 def test_policies_covering_different_bids_decide_together_as_alone():
@@ -253,11 +258,11 @@ def test_policies_covering_different_bids_decide_together_as_alone():
 
 def test_batched_play_covering_the_partners_nil_is_its_serial_play(tmp_path):
     path = _with_search(tmp_path)
-    meta = json.loads((path / "meta.json").read_text())
-    meta["policy"]["search_defence_against"] = ["blind_nil", "nil"]
-    meta["policy"]["search_defence_cover"] = ["nil", "blind_nil"]
-    (path / "meta.json").write_text(json.dumps(meta))
-    assert load_policy(path, seed=0).cover == ("nil", "blind_nil")
+    meta = json.loads((path / "agent.json").read_text())
+    meta["search_after_opponent_bid"] = ["blind_nil", "nil"]
+    meta["search_after_partner_bid"] = ["nil", "blind_nil"]
+    (path / "agent.json").write_text(json.dumps(meta))
+    assert load_agent(path, seed=0).cover == ("nil", "blind_nil")
     rules = load_family([{"base": "house"}])[0]
     a = run_duplicate((str(path),) * 2, ("heuristic", "heuristic"), 2, seed=3, rules=rules, batched=True)
     b = run_duplicate((str(path),) * 2, ("heuristic", "heuristic"), 2, seed=3, rules=rules, batched=False)
@@ -266,16 +271,17 @@ def test_batched_play_covering_the_partners_nil_is_its_serial_play(tmp_path):
     assert hands[0] == hands[1] and 0 in ours  # the policy's side bid Nil: its partner was covered
 
 
-def test_an_empty_cover_list_covers_nothing_and_needs_no_bot(tmp_path):
+def test_an_empty_cover_list_covers_nothing_and_a_composite_needs_its_bot(tmp_path):
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     with_bot, without = _with_search(tmp_path / "a"), _with_search(tmp_path / "b")  # two folders: loads are cached
-    meta = json.loads((with_bot / "meta.json").read_text())
-    meta["policy"]["search_defence_cover"] = []
-    (with_bot / "meta.json").write_text(json.dumps(meta))
-    assert load_policy(with_bot, seed=0).cover == ()
-    del meta["policy"]["search_defence"]
-    (without / "meta.json").write_text(json.dumps(meta))
-    assert isinstance(load_policy(without, seed=0), CheckpointPolicy)
+    meta = json.loads((with_bot / "agent.json").read_text())
+    meta["search_after_partner_bid"] = []
+    (with_bot / "agent.json").write_text(json.dumps(meta))
+    assert load_agent(with_bot, seed=0).cover == ()
+    del meta["bot"]
+    (without / "agent.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="missing key 'bot'"):  # a composite names its bot
+        load_agent(without, seed=0)
 
 
 # ---- both_nil_bid_shade: the network's bids after both the partner's and an opponent's Nil -----
@@ -341,22 +347,23 @@ def test_a_bad_bid_shade_is_a_clear_error(tmp_path, bad):
     with pytest.raises(ValueError, match="bid shade: expected a whole number of tricks 0..12"):
         SearchDefencePolicy(None, None, bid_shade=bad)
     path = _with_search(tmp_path)
-    meta = json.loads((path / "meta.json").read_text())
-    meta["policy"]["both_nil_bid_shade"] = bad
-    (path / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(CheckpointError, match="policy.both_nil_bid_shade': expected a whole number"):
-        load_policy(path)
+    meta = json.loads((path / "agent.json").read_text())
+    meta["both_nil_bid_shade"] = bad
+    (path / "agent.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="'both_nil_bid_shade': expected a whole number"):
+        load_agent(path)
 
 
-def test_a_bid_shade_needs_a_bot_unless_it_is_zero(tmp_path):
+def test_a_bid_shade_needs_a_bot(tmp_path):
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     shaded, zero = _with_search(tmp_path / "a"), _with_search(tmp_path / "b")
-    meta = json.loads((shaded / "meta.json").read_text())
-    del meta["policy"]["search_defence"]
-    meta["policy"]["both_nil_bid_shade"] = 1
-    (shaded / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(CheckpointError, match="both_nil_bid_shade' needs a bot in 'policy.search_defence'"):
-        load_policy(shaded)
-    meta["policy"]["both_nil_bid_shade"] = 0
-    (zero / "meta.json").write_text(json.dumps(meta))
-    assert isinstance(load_policy(zero, seed=0), CheckpointPolicy)
+    meta = json.loads((shaded / "agent.json").read_text())
+    del meta["bot"]
+    meta["both_nil_bid_shade"] = 1
+    (shaded / "agent.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="missing key 'bot'"):
+        load_agent(shaded)
+    meta["both_nil_bid_shade"] = 0
+    meta["bot"] = "search:samples=8"
+    (zero / "agent.json").write_text(json.dumps(meta))
+    assert load_agent(zero, seed=0).bid_shade == 0

@@ -155,7 +155,8 @@ def test_smoke_run_saves_reloads_and_evaluates(smoke_run):
 def test_checkpoint_is_a_policy_by_path(smoke_run):
     from spades_env.core.game import SpadesGame
     from spades_env.core.observation import OBS_SIZE, encode_observation
-    from spades_env.eval import resolve_policy, run_duplicate, summarize
+    from spades_env.eval import run_duplicate, summarize
+    from spades_env.policies.registry import resolve_policy
 
     run, _ = smoke_run
     rules = load_rules({"max_hands": 2})
@@ -232,13 +233,13 @@ def test_wrong_shapes(ckpt_copy):
         load_checkpoint(ckpt_copy)
 
 
-def test_resume_needs_train_state(ckpt_copy):
 def test_init_from_needs_the_configs_shapes(smoke_run, tmp_path):
     cfg = load_train_config(SMOKE, [*FAST, f"init_from={smoke_run[0] / 'final'}", "hidden=[48,64]"])
     with pytest.raises(CheckpointError, match=r"meta\.json: init_from network shapes .* differ from the config's"):
         Trainer(cfg, tmp_path / "plain")
 
 
+def test_resume_needs_train_state(ckpt_copy):
     (ckpt_copy / "train_state.safetensors").unlink()
     cfg = load_train_config(SMOKE, FAST)
     with pytest.raises(CheckpointError, match="cannot resume"):
@@ -255,7 +256,7 @@ def test_loading_never_unpickles(ckpt_copy):
     with pytest.raises(CheckpointError):
         load_checkpoint(ckpt_copy)
     assert not marker.exists()
-    assert load_meta(ckpt_copy)["format"].startswith("spades_env.policies.checkpoint")
+    assert load_meta(ckpt_copy)["format"].startswith("spades_env.checkpoint/")
 
 
 # ---- torch stays out of spades_env -----------------------------------------------------------

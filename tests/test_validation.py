@@ -32,7 +32,7 @@ from spades_env.core.validate import (
 )
 from spades_env.envs.aec import raw_env
 from spades_env.envs.vector import VectorSpades
-from spades_env.eval import check_policy_name, make_jobs, play_boards, run_round_robin
+from spades_env.eval import make_jobs, play_boards, run_round_robin
 from spades_env.io.paths import check_output_dir, check_output_file
 from spades_env.io.records import (
     RecordError,
@@ -43,6 +43,7 @@ from spades_env.io.records import (
 )
 from spades_env.policies.base import learner_seats_of
 from spades_env.policies.bots import PolicyNameError, parse_policy_name
+from spades_env.policies.registry import check_policy_name
 
 SETTINGS = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

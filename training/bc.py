@@ -248,8 +248,8 @@ def teacher_chunk(
     student = None
     opp_slots = np.arange(int(round(opponent_share * num_envs)) if opponents else 0)
     if play_by or opp_slots.size:
-        from spades_env.eval import resolve_policy
         from spades_env.eval.batched import decide
+        from spades_env.policies.registry import resolve_policy
     if play_by:
         student = resolve_policy(play_by, seed, rules)
         share_rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
@@ -601,7 +601,7 @@ def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
         start = ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, cfg.hidden, cfg.critic_hidden, cfg.score_clip)
         init_weights(start, cfg, cfg.init_from)
     if cfg.play_by or cfg.opponents:  # and so must the student and the opponents
-        from spades_env.eval import resolve_policy
+        from spades_env.policies.registry import resolve_policy
 
         for name in [n for n in (cfg.play_by, *cfg.opponents) if n]:
             resolve_policy(name, 0, load_rules(cfg.rules))

@@ -157,6 +157,8 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
         raise ConfigError(f"{where}: {problem}")
     if search_defence and not export:
         raise ConfigError(f"{where}: key 'search_defence' marks the exported checkpoint: set 'export' too")
+    if search_defence and not against:
+        raise ConfigError(f"{where}: key 'search_defence' needs 'search_defence_against' (the opponents' bids it searches after)")
     raw = data.get("stages")
     if not isinstance(raw, list) or not raw:
         raise ConfigError(f"{where}: key 'stages' must be a non-empty list of stages")
@@ -343,17 +345,19 @@ def run_pipeline(pl: Pipeline, only: str | None = None, log=print) -> Path:
         dst = Path(pl.export)
         shutil.rmtree(dst, ignore_errors=True)
         shutil.copytree(final, dst)
-        if pl.search_defence:
-            meta_path = dst / "meta.json"
-            meta = json.loads(meta_path.read_text())
-            meta["policy"] = {**(meta.get("policy") or {}), "search_defence": pl.search_defence}
-            if pl.search_defence_against:
-                meta["policy"]["search_defence_against"] = list(pl.search_defence_against)
-            if pl.search_defence_cover:
-                meta["policy"]["search_defence_cover"] = list(pl.search_defence_cover)
-            if pl.both_nil_bid_shade:
-                meta["policy"]["both_nil_bid_shade"] = pl.both_nil_bid_shade
-            meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+        if pl.search_defence:  # the export is a composite agent: its network (here) and the bot
+            from spades_env.policies.agents import SPEC_FILE, SPEC_FORMAT
+
+            spec = {
+                "format": SPEC_FORMAT,
+                "kind": "composite",
+                "network": ".",
+                "bot": pl.search_defence,
+                "search_after_opponent_bid": list(pl.search_defence_against),
+                "search_after_partner_bid": list(pl.search_defence_cover),
+                "both_nil_bid_shade": pl.both_nil_bid_shade,
+            }
+            (dst / SPEC_FILE).write_text(json.dumps(spec, indent=2) + "\n")
         log(f"exported {final} to {dst}" + (f" (search_defence: {pl.search_defence})" if pl.search_defence else ""))
         final = dst
     return final

@@ -55,7 +55,7 @@ def make_env(
         return venv
     if kind == "vec":
         from spades_env.envs.vector_adapters import SpadesSB3VecEnv
-        from spades_env.eval import resolve_policy
+        from spades_env.policies.registry import resolve_policy
 
         others = (
             {s: resolve_policy(opponents, seed + s, rules) for s in (1, 3)}

@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "spades_env.cli.gauntlet",  # spades gauntlet
     "spades_env.cli.matrix",  # spades matrix
     "spades_env.cli.play",  # spades play
+    "spades_env.cli.breakdown",  # spades breakdown
 )
 
 

@@ -40,8 +40,9 @@ import numpy as np
 
 from spades_env.core import layout as L
 from spades_env.core.validate import InputError, check_count
-from spades_env.eval.match import PlayResult, hand_record, record_hand_end, resolve_policy
+from spades_env.eval.match import PlayResult, hand_record, record_hand_end
 from spades_env.policies.base import Policy, RandomPolicy
+from spades_env.policies.registry import resolve_policy
 
 DEFAULT_SLOTS = 1024
 

@@ -28,14 +28,8 @@ import numpy as np
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.core.validate import InputError, check_choice, check_count, check_int
-from spades_env.eval.match import (
-    FORMATS,
-    PlayResult,
-    PolicySpec,
-    play,
-    resolve_policy,
-    spec_name,
-)
+from spades_env.eval.match import FORMATS, PlayResult, play, spec_name
+from spades_env.policies.registry import PolicySpec, resolve_policy
 
 Team = tuple[PolicySpec, PolicySpec]
 

@@ -10,7 +10,6 @@ factory ``f(seed, rules) -> Policy``; a path to a checkpoint is handed to a load
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,22 +21,12 @@ from spades_env.core.rules import RulesConfig
 from spades_env.core.scoring import contract_tricks as counted_tricks
 from spades_env.core.scoring import score_team, team_contract
 from spades_env.core.validate import InputError
-from spades_env.policies import registry as _resolve
 from spades_env.policies.base import Policy
 from spades_env.policies.driver import bind_true_state, drive
+from spades_env.policies.registry import PolicySpec
 
 FORMATS = ("hand", "game", "match")
 
-PolicyFactory = Callable[[int, RulesConfig], Policy]
-PolicySpec = str | PolicyFactory
-
-# The resolver of policy names lives in spades_env.policies.registry (one for every front-end and tool);
-# these names stay importable from here.
-_LOADERS = _resolve._LOADERS
-_looks_like_path = _resolve._looks_like_path
-register_policy_loader = _resolve.register_policy_loader
-resolve_policy = _resolve.resolve_policy
-check_policy_name = _resolve.check_policy_name
 
 
 def spec_name(spec: PolicySpec) -> str:

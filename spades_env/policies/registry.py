@@ -54,10 +54,13 @@ def _bot_names() -> tuple[str, ...]:
     return POLICY_NAMES
 
 
-def _unknown(spec: str) -> InputError:
+def _unknown(spec: str) -> ValueError:
     from spades_env.policies.agents import agent_ids
+    from spades_env.policies.bots import PolicyNameError
 
-    return InputError(
+    if "/" in spec or spec.endswith((".json", ".safetensors")):
+        return InputError(f"{spec}: no such checkpoint or agent folder (the path does not exist)")
+    return PolicyNameError(
         f"unknown policy {spec!r}: not a bot ({', '.join(_bot_names())}), a shipped agent "
         f"({', '.join(agent_ids()) or 'none'}) or an existing agent or checkpoint folder"
     )

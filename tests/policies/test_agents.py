@@ -214,5 +214,6 @@ def test_the_agents_ship_in_the_package_list():
         ".".join(p.parent.relative_to(root).parts) for p in (root / "spades_env").rglob("__init__.py")
     )
     agents = [f"spades_env.agents.{a}" for a in agent_ids()]
-    assert sorted(conf["packages"]) == sorted(code + ["spades_env.agents"] + agents)
+    data = ["spades_env.presets", "spades_env.policies.bots.data"]  # folders of package data
+    assert sorted(conf["packages"]) == sorted(code + data + ["spades_env.agents"] + agents)
     assert conf["package-dir"]["spades_env.agents"] == "checkpoints"

@@ -1,0 +1,114 @@
+"""What the shipped agents' metadata records and how they play, read from the agent folders
+with NumPy only (``spades_env.policies.checkpoint.load_meta``): ``spades4_net_v1`` (the family
+network after two PPO rounds, once ``spades_family_v5``), ``spades4_v1`` (that network with L3
+in the Nil hands, once ``spades_family_v11``) and ``spades2_v1`` (the two-player game, once
+``spades_2p_v1``). The histories (v4 to v11, ``spades_ppo_v1``) are rows of the cards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from spades_env.core.game import SpadesGame
+from spades_env.core.observation import OBS_SIZE, OBS_VERSION, encode_observation
+from spades_env.core.rules import load_rules
+from spades_env.eval import run_duplicate, summarize
+from spades_env.policies import load
+from spades_env.policies.agents import agent_dir
+from spades_env.policies.checkpoint import CheckpointError, load_meta
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = {
+    "tournament": load_rules("tournament"),
+    "house": load_rules("house"),
+    "no_blind": load_rules("tournament").replace(blind_nil=False, blind_nil_exchange=0),
+    "short_bags7": load_rules("house").replace(target_score=300, bag_limit=7),
+}
+
+
+def _phases_played(agent: str, rules, seed: int, steps: int) -> set[str]:
+    """Play a game with the agent at every seat; the phases met (an illegal action raises)."""
+    pol = load(agent, seed=0, rules=rules)
+    game = SpadesGame(rules, seed=seed)
+    obs = np.zeros(OBS_SIZE, dtype=np.float32)
+    phases = set()
+    for _ in range(steps):  # several hands: blind decision, bids, exchanges, play
+        if game.is_hand_over:
+            if game.is_game_over:
+                break
+            game.next_hand()
+        phases.add(game.phase)
+        encode_observation(game.state, game.params, game.current_player, obs)
+        game.apply(pol.act(obs, game.legal_mask()))
+    return phases
+
+
+def test_the_network_records_its_ppo_rounds():
+    folder = agent_dir("spades4_net_v1")
+    meta = load_meta(folder)
+    cfg = meta["config"]
+    assert meta["obs_version"] == OBS_VERSION and meta["policy"]["deterministic"] is True
+    assert cfg["init_from"]  # ppo2 starts from ppo1's policy
+    assert cfg["pool_start"] and cfg["pool_opponent_share"] == 0.5 and cfg["anchor_coef"] == 0.5
+    assert meta["update"] == cfg["total_updates"] == 1200
+    assert meta["arch"]["score_clip"] == 2.0 and meta["arch"]["hidden"]
+    assert {"tournament", "house", "no_blind"} <= {r["name"] for r in meta["rules_family"]}
+    assert not (folder / "train_state.safetensors").exists()  # weights and metadata only
+
+
+def test_the_two_player_network_records_its_lineage():
+    folder = agent_dir("spades2_v1")
+    meta = load_meta(folder)
+    cfg = meta["config"]
+    assert meta["rules"]["num_players"] == 2 and meta["policy"]["deterministic"] is True
+    assert meta["obs_version"] == OBS_VERSION and meta["update"] == 1000
+    assert cfg["rules"] == "two_player" and cfg["init_from"].endswith("bc/final")
+    assert not (folder / "train_state.safetensors").exists()
+
+
+def test_make_run_plays_the_reference_agent():
+    from spades_env.policies.checkpoint import _SHIPPED_FOR
+
+    assert "spades matrix spades4_v1 " in (ROOT / "Makefile").read_text()
+    assert _SHIPPED_FOR == {4: "spades4_v1", 2: "spades2_v1"}
+
+
+@pytest.mark.parametrize("agent", ["spades4_v1", "spades4_net_v1"])
+def test_the_four_player_agents_play_every_phase(agent):
+    assert {"blind", "bid", "play"} <= _phases_played(agent, RULES["tournament"], 11, 300)
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_the_network_plays_legal_moves_under_each_rules(name):
+    assert {"bid", "play"} <= _phases_played("spades4_net_v1", RULES[name], 5, 400)
+
+
+@pytest.mark.parametrize(("agent", "name"), [("spades4_net_v1", "no_blind"), ("spades4_v1", "house")])
+def test_the_four_player_agents_beat_random(agent, name):
+    boards = run_duplicate(
+        (agent, agent), ("random", "random"), 6, seed=3, rules=RULES[name], fmt="hand", batched=True
+    )
+    assert summarize(boards, "hand")["margin_per_hand"]["mean"] > 50
+
+
+def test_the_two_player_agent_plays_every_phase_and_beats_random_and_greedy():
+    rules = load_rules("two_player")
+    assert {"bid", "draw", "play"} <= _phases_played("spades2_v1", rules, 5, 600)
+    for opp, floor in (("random", 50), ("greedy", 0)):
+        boards = run_duplicate(("spades2_v1",) * 2, (opp, opp), 20, seed=4, rules=rules, fmt="hand", batched=True)
+        assert summarize(boards, "hand")["margin_per_hand"]["mean"] > floor
+
+
+@pytest.mark.parametrize(
+    ("agent", "rules", "message"),
+    [
+        ("spades4_net_v1", "two_player", "trained for 4 players, asked to play 2"),
+        ("spades4_v1", "two_player", "trained for 4 players, asked to play 2"),
+        ("spades2_v1", "tournament", "trained for 2 players, asked to play 4"),
+    ],
+)
+def test_an_agent_refuses_the_other_number_of_players(agent, rules, message):
+    with pytest.raises(CheckpointError, match=message):
+        load(agent, seed=0, rules=rules)
