@@ -30,9 +30,10 @@ def _role_text(m: re.Match[str]) -> str:
 
 
 def plain(text: str) -> str:
-    """reST (roles, ``literals``) as plain text for a terminal: ``:class:`~a.b.C``` -> ``C``,
-    ``:func:`a.b``` -> ``a.b``, double backticks dropped; line breaks inside a paragraph
-    folded to spaces (argparse wraps the description itself)."""
+    """reStructuredText as plain text for a terminal: a Sphinx role (class, func, mod...)
+    becomes its target (only the last dotted part when the target starts with a tilde, only
+    the shown text when it has one), double backticks are dropped, and the line breaks inside
+    a paragraph are folded to spaces (argparse wraps the description itself)."""
     text = _ROLE.sub(_role_text, text)
     text = text.replace("``", "")
     return "\n\n".join(" ".join(p.split()) for p in text.split("\n\n") if p.strip())
