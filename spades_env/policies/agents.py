@@ -17,7 +17,6 @@ such a folder (also any training run's checkpoint folder). A bad spec raises
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 from pathlib import Path
 from typing import Any
@@ -54,10 +53,9 @@ class AgentError(CheckpointError):
 def agents_dir() -> Path:
     """The folder holding the agent folders: ``spades_env/agents`` in an installed wheel, the
     top-level ``checkpoints/`` in a source checkout (an editable install)."""
-    try:
-        return Path(str(importlib.resources.files("spades_env.agents")))
-    except ModuleNotFoundError:
-        return Path(__file__).resolve().parents[2] / "checkpoints"  # the source checkout
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "agents"  # the data package spades_env.agents of a wheel install
+    return installed if installed.is_dir() else package.parent / "checkpoints"  # a source checkout
 
 
 def agent_ids() -> list[str]:
