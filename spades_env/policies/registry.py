@@ -193,4 +193,4 @@ def load(spec: PolicySpec, *, rules: RulesConfig | str | None = None, seed: int 
     name, a RulesConfig; default the tournament rules) are the rules it will play under."""
     from spades_env.core.rules import load_rules
 
-    return resolve_policy(spec, seed, load_rules(rules) if not isinstance(rules, RulesConfig) else rules)
+    return resolve_policy(spec, seed, load_rules(rules))
