@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "spades_env.cli.matrix",  # spades matrix
     "spades_env.cli.play",  # spades play
     "spades_env.cli.breakdown",  # spades breakdown
+    "spades_env.cli.serve",  # spades serve (the web app)
 )
 
 
