@@ -4,9 +4,11 @@ You take one seat (``--seat``: N, E, S or W, or 0-3; P0 or P1 in the two-player 
 South, or P0); your partner and the two opponents are chosen by name: bots registry names
 (``random``, ``greedy``, ``heuristic``, ``search:budget=0.2``), a shipped agent id or a
 checkpoint path (loaded with NumPy, no PyTorch needed). On your turn the table shows the score,
-bags, bids, tricks, the cards on the table, your hand and your legal moves; type a move by its
-name (``AS``, ``10h``, ``4`` or ``bid 4``, ``nil``, ``blind``, ``see``, ``keep``,
-``discard``) or by its number in the list. ``?`` shows the table again, ``q`` quits.
+bags, bids, tricks, the cards on the table, your hand and your legal moves. While you bid, a
+number is your bid (``4`` or ``bid 4``; ``nil``); otherwise type a move by its name (``AS``,
+``10h``, ``blind``, ``see``, ``keep``, ``discard``) or its number in the list (``2`` or
+``#2``). In the Blind Nil exchange you pass cards to your partner by name. A move that is
+refused says why; ``?`` shows the table again, ``q`` quits.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from spades_env.core.validate import check_int, parse_seat
 from spades_env.policies.base import Policy
 from spades_env.policies.driver import drive
 from spades_env.policies.registry import resolve_policy
+from spades_env.web.tables import illegal_reason
 
 
 class Quit(Exception):
@@ -34,16 +37,36 @@ class Quit(Exception):
 
 
 def parse_move(text: str, legal: list[int]) -> int | None:
-    """The legal action a typed move names, or None. Accepts card names, bids (``4``,
-    ``bid 4``, ``nil``), ``blind``/``see``/``keep``/``discard`` and ``#k`` (k-th listed move)."""
-    t = text.strip().lower()
+    """The legal action a typed move names, or None (:func:`read_move` says why)."""
+    return read_move(text, legal)[0]
+
+
+def read_move(text: str, legal: list[int], phase: str | None = None) -> tuple[int | None, str]:
+    """``(action, "")`` for a typed move that names a legal action, else ``(None, why)``.
+
+    One meaning per text: while bidding a number is the bid (``4``, ``bid 4``, ``nil``; a
+    number over 13 is refused, never read as a list position); otherwise a number is the
+    position in the listed moves (``2`` or ``#2``), and ``bid N`` is refused. Card names
+    (``AS``, ``10h``), ``blind``, ``see``, ``keep`` and ``discard`` name themselves."""
+    t = " ".join(text.strip().lower().split())
+    bidding = any(BID_BASE <= a <= BID_BASE + MAX_BID for a in legal)
+    if phase is None:
+        phase = "bid" if bidding else ""
     if not t:
-        return None
-    if t.startswith("#") and t[1:].isdigit():
-        k = int(t[1:]) - 1
-        return legal[k] if 0 <= k < len(legal) else None
+        return None, "type a move"
+    if t.startswith("#"):
+        k = t[1:]
+        if not k.isdigit():
+            return None, f"'{text.strip()}': after # comes the number of a listed move"
+        if bidding:
+            return None, "while bidding, type the bid itself (0-13 or nil), not a list number"
+        n = int(k)
+        if not 1 <= n <= len(legal):
+            return None, f"there are {len(legal)} listed moves: {n} is not one of them"
+        return legal[n - 1], ""
     words = {
         "nil": BID_BASE,
+        "bid nil": BID_BASE,
         "blind": 66,
         "blind nil": 66,
         "bn": 66,
@@ -53,21 +76,49 @@ def parse_move(text: str, legal: list[int]) -> int | None:
         "discard": 69,
     }
     if t in words:
-        return words[t] if words[t] in legal else None
-    if t.startswith("bid "):
+        a = words[t]
+        if a in legal:
+            return a, ""
+        if a == BID_BASE and not bidding:
+            return None, f"you are not bidding now ({_phase_words(phase)})"
+        return None, f"'{text.strip()}' is not a legal move here ({_phase_words(phase)})"
+    is_bid = t.startswith("bid ")
+    if is_bid:
         t = t[4:].strip()
+        if not bidding:
+            return None, f"you are not bidding now ({_phase_words(phase)}): your bid is already made"
+        if not t.isdigit():
+            return None, f"'{text.strip()}': a bid is a number 0 to {MAX_BID} (or nil)"
     if t.isdigit():
         n = int(t)
-        bidding = any(BID_BASE <= a <= BID_BASE + MAX_BID for a in legal)
-        if bidding and 0 <= n <= MAX_BID:
-            return BID_BASE + n if BID_BASE + n in legal else None
-        k = n - 1  # outside bidding, a number is the position in the list
-        return legal[k] if 0 <= k < len(legal) else None
+        if bidding:
+            if n > MAX_BID:
+                return None, f"a bid is 0 to {MAX_BID} tricks (nil is 0): {n} is too many"
+            if BID_BASE + n not in legal:
+                return None, f"bid {n} is not allowed here"
+            return BID_BASE + n, ""
+        if not 1 <= n <= len(legal):
+            return None, f"there are {len(legal)} listed moves: {n} is not one of them"
+        return legal[n - 1], ""
     try:
         c = card_from_str(t)
     except ValueError:
-        return None
-    return c if c in legal else None
+        return None, f"'{text.strip()}' is not a legal move here"
+    if c in legal:
+        return c, ""
+    if bidding or phase in ("blind", "draw"):
+        return None, f"you cannot play a card now ({_phase_words(phase)})"
+    return None, ""  # the caller explains an illegal card with the table in hand
+
+
+def _phase_words(phase: str) -> str:
+    return {
+        "blind": "choose Blind Nil or See cards first",
+        "bid": "it is time to bid",
+        "exchange": "Blind Nil exchange: pass a card to your partner",
+        "play": "play a card",
+        "draw": "keep or discard the shown card",
+    }.get(phase, phase)
 
 
 def _bid_text(b: int) -> str:
@@ -107,8 +158,15 @@ def table_text(game: SpadesGame, me: int, labels: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _legal_text(legal: list[int]) -> str:
-    return "Legal:  " + "  ".join(f"{k + 1}) {action_to_str(a)}" for k, a in enumerate(legal))
+def _legal_text(legal: list[int], phase: str = "") -> str:
+    if any(BID_BASE <= a <= BID_BASE + MAX_BID for a in legal):  # bids are typed as numbers
+        bids = [a - BID_BASE for a in legal if BID_BASE <= a <= BID_BASE + MAX_BID]
+        return "Your bid: type " + ", ".join("nil" if b == 0 else str(b) for b in bids)
+    head = {
+        "exchange": "Blind Nil exchange: pass a card to your partner. Legal:  ",
+        "blind": "Blind Nil? Legal:  ",
+    }.get(phase, "Legal:  ")
+    return head + "  ".join(f"{k + 1}) {action_to_str(a)}" for k, a in enumerate(legal))
 
 
 class _Human:
@@ -128,8 +186,15 @@ class _Human:
         legal = [int(a) for a in np.flatnonzero(action_mask)]
         write = self.write
         write("")
+        phase = self.game.phase
         write(table_text(self.game, self.me, self.labels))
-        write(_legal_text(legal))
+        s = self.game.state
+        if phase == "exchange":
+            write(
+                f"You passed: {format_cards(int(s[L.PASSED + self.me])) or '-'}   "
+                f"received: {format_cards(int(s[L.RECEIVED + self.me])) or '-'}"
+            )
+        write(_legal_text(legal, phase))
         while True:
             try:
                 text = self.read("Your move> ")
@@ -139,12 +204,14 @@ class _Human:
                 raise Quit
             if text.strip() in ("?", "h", "help"):
                 write(table_text(self.game, self.me, self.labels))
-                write(_legal_text(legal))
+                write(_legal_text(legal, phase))
                 continue
-            action = parse_move(text, legal)
+            action, why = read_move(text, legal, phase)
             if action is not None:
                 return action
-            write(f"'{text.strip()}' is not a legal move here. {_legal_text(legal)}")
+            if not why:  # a card that is not legal: the rules' reason
+                why = illegal_reason(self.game, card_from_str(text.strip()))
+            write(f"Refused: {why}. {_legal_text(legal, phase)}")
 
 
 def play_game(
@@ -171,9 +238,19 @@ def play_game(
     def on_step(r: StepResult) -> None:
         s = r.hand_end_state if r.hand is not None else game.state  # the table as the action left it
         if r.seat == me:
-            write(f"You: {action_to_str(r.action)}")
+            ex = r.phase == "exchange"
+            write(
+                f"You: {'pass ' + action_to_str(r.action) + ' to your partner' if ex else action_to_str(r.action)}"
+            )
         else:
-            shown = "passes a card to its partner" if r.phase == "exchange" else action_to_str(r.action)
+            if r.phase == "exchange":
+                shown = (
+                    f"passes {action_to_str(r.action)} to you (Blind Nil exchange)"
+                    if n == 4 and r.seat == (me + 2) % 4
+                    else "passes a card to its partner (Blind Nil exchange)"
+                )
+            else:
+                shown = action_to_str(r.action)
             write(f"{names[r.seat]} ({labels[r.seat]}): {shown}")
         if int(s[L.TRICKS_PLAYED]) > tricks_before[0] and s[L.PHASE] in (
             L.PH_PLAY,
@@ -192,12 +269,22 @@ def play_game(
         if r.hand is None:
             return
         res = r.hand.result
+        teams = ("NS", "EW") if n == 4 else names
+
+        def bid(b: object) -> str:
+            return "Blind Nil" if b == "blind" else "Nil" if b == 0 else str(b)
+
         write(
             "Hand over: bids "
-            + ", ".join(f"{names[i]} {res['bids'][i]}" for i in range(n))
+            + ", ".join(f"{names[i]} {bid(res['bids'][i])}" for i in range(n))
             + "; tricks "
             + ", ".join(f"{names[i]} {res['tricks'][i]}" for i in range(n))
-            + f"; points {res['points'][0]:+d} / {res['points'][1]:+d}; score {res['scores'][0]} - {res['scores'][1]}"
+            + "; points "
+            + ", ".join(f"{teams[t]} {res['points'][t]:+d}" for t in range(2))
+            + "; score "
+            + ", ".join(f"{teams[t]} {res['scores'][t]}" for t in range(2))
+            + "; bags "
+            + ", ".join(f"{teams[t]} {res['bags'][t]}" for t in range(2))
         )
         if r.done:
             final.update(res)

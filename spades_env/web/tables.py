@@ -303,6 +303,7 @@ def state_view(
     from spades_env.core.observation import hand_hidden
 
     names = seat_names(n)
+    phase = L.PHASE_NAMES[int(s[L.PHASE])]
     seats = []
     for i in range(n):
         mask = int(s[L.HANDS + i])
@@ -335,7 +336,6 @@ def state_view(
                 {"seat": i, "card": int(s[L.LAST_TRICK + i])} for i in range(n) if s[L.LAST_TRICK + i] >= 0
             ],
         }
-    phase = L.PHASE_NAMES[int(s[L.PHASE])]
     turn = int(s[L.TURN])
     shown_card = None
     if phase == "draw" and turn in visible:
@@ -346,8 +346,9 @@ def state_view(
         "to_act": turn,
         "num_seats": n,
         "dealer": int(s[L.DEALER]),
-        "hand_no": int(s[L.HAND_NUM]) + 1,
-        "game_no": int(s[L.GAME_NUM]) + 1,
+        # at a hand's (game's) end the core has counted it already
+        "hand_no": int(s[L.HAND_NUM]) + (0 if phase in ("hand_end", "game_end", "match_end") else 1),
+        "game_no": int(s[L.GAME_NUM]) + (0 if phase in ("game_end", "match_end") else 1),
         "trick_no": int(s[L.TRICKS_PLAYED]) + (1 if phase == "play" else 0),
         "spades_broken": bool(s[L.SPADES_BROKEN]),
         "teams": [

@@ -32,6 +32,21 @@ function displayOrder(cards) {  // spades, hearts, clubs, diamonds; high to low
   const order = [2, 3, 1, 0];
   return cards.slice().sort((a, b) => order[Math.floor(a / 13)] - order[Math.floor(b / 13)] || b - a);
 }
+function mini(c) {  // a card as short coloured text
+  const e = el("span", "mini " + SUIT_WORDS[Math.floor(c / 13)], cardText(c));
+  return e;
+}
+function suitRows(cards) {  // a hand as a bridge diagram: one line per suit, high to low
+  const box = el("div", "diagram");
+  for (const suit of [3, 2, 1, 0]) {
+    const row = el("div", "suitrow");
+    row.appendChild(el("span", "sym " + SUIT_WORDS[suit], SUITS[suit]));
+    const ranks = cards.filter((c) => Math.floor(c / 13) === suit).sort((a, b) => b - a).map((c) => RANKS[c % 13]);
+    row.appendChild(el("span", "ranks", ranks.length ? ranks.join(" ") : "\u2014"));
+    box.appendChild(row);
+  }
+  return box;
+}
 function place(seat) {  // where a seat sits on screen: the viewer (or South) at the bottom
   const n = view.num_seats;
   const bottom = view.viewer !== null ? view.viewer : (n === 4 ? 2 : 0);
@@ -92,7 +107,9 @@ function renderSeat(v, s) {
   box.appendChild(el("div", "seatline", `${bid} · tricks ${s.tricks}${think}`));
   const hand = el("div", "hand");
   const legalIds = new Set(v.legal.map((a) => a.id));
-  if (s.hand !== null) {
+  if (s.hand !== null && s.seat !== v.viewer) {
+    box.appendChild(suitRows(s.hand));
+  } else if (s.hand !== null) {
     const best = v.hint && !v.hint.error ? v.hint.best : -1;
     for (const c of displayOrder(s.hand)) {
       const isLegal = legalIds.has(c);
@@ -106,15 +123,17 @@ function renderSeat(v, s) {
     for (let i = 0; i < s.count; i++) hand.appendChild(el("span", "card back"));
   } else {
     for (let i = 0; i < s.count; i++) hand.appendChild(el("span", "card back small"));
+    if (s.count) hand.appendChild(el("span", "count", ` ${s.count}`));
   }
   box.appendChild(hand);
   if (s.passed && (s.passed.length || s.received.length)) {
     const ex = el("div", "exchange-line");
-    ex.appendChild(el("span", "", (s.seat === v.viewer ? "You passed " : "Passed ")));
-    s.passed.forEach((c) => ex.appendChild(cardEl(c, "tiny")));
+    const big = s.seat === v.viewer;
+    ex.appendChild(el("span", "", big ? "You passed " : "passed "));
+    s.passed.forEach((c) => ex.appendChild(big ? cardEl(c, "tiny") : mini(c)));
     if (!s.passed.length) ex.appendChild(el("span", "", "nothing yet"));
-    ex.appendChild(el("span", "", s.seat === v.viewer ? " · you received " : " · received "));
-    s.received.forEach((c) => ex.appendChild(cardEl(c, "tiny")));
+    ex.appendChild(el("span", "", big ? " · you received " : " · got "));
+    s.received.forEach((c) => ex.appendChild(big ? cardEl(c, "tiny") : mini(c)));
     if (!s.received.length) ex.appendChild(el("span", "", "nothing yet"));
     box.appendChild(ex);
   }
@@ -125,7 +144,7 @@ function renderCenter(v) {
   c.replaceChildren();
   const names = v.num_seats === 4 ? ["N", "E", "S", "W"] : ["P0", "P1"];
   if (v.trick.length) {
-    c.appendChild(el("div", "trickno", `Trick ${v.trick_no}`));
+    c.appendChild(el("div", "trickno", `Trick ${v.trick_no} · ${names[v.trick[0].seat]} led`));
     for (const t of v.trick) {
       const e = cardEl(t.card, "played at-" + place(t.seat));
       e.title = `${names[t.seat]} played ${cardText(t.card)}`;
@@ -199,8 +218,8 @@ function renderControls(v) {
   const box = document.getElementById("controls");
   box.replaceChildren();
   if (v.kind === "replay") {
-    const steps = [["start", "\u23ee start"], ["prev_hand", "\u00ab hand"], ["prev_trick", "\u25c0\u25c0 trick"], ["prev", "\u25c0 move"],
-      ["next", "move \u25b6"], ["next_trick", "trick \u25b6\u25b6"], ["next_hand", "hand \u00bb"], ["end", "end \u23ed"]];
+    const steps = [["start", "|\u25c0 start"], ["prev_hand", "\u00ab hand"], ["prev_trick", "\u25c0\u25c0 trick"], ["prev", "\u25c0 move"],
+      ["next", "move \u25b6"], ["next_trick", "trick \u25b6\u25b6"], ["next_hand", "hand \u00bb"], ["end", "end \u25b6|"]];
     for (const [to, label] of steps) {
       const b = el("button", "ctl", label);
       b.dataset.seek = to;
@@ -224,11 +243,11 @@ function renderControls(v) {
   speed.addEventListener("change", () => send({ type: "speed", value: speed.value }));
   box.appendChild(speed);
   if (v.mode === "watch") {
-    const p = el("button", "ctl", v.paused ? "\u25b6 resume" : "\u23f8 pause");
+    const p = el("button", "ctl", v.paused ? "\u25b6 resume" : "\u2016 pause");
     p.id = "pause";
     p.addEventListener("click", () => send({ type: v.paused ? "resume" : "pause" }));
     box.appendChild(p);
-    const st = el("button", "ctl", "step \u23ef");
+    const st = el("button", "ctl", "step \u25b6");
     st.id = "step";
     st.addEventListener("click", () => send({ type: "step" }));
     box.appendChild(st);
