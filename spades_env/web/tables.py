@@ -417,6 +417,7 @@ class Table:
     summary_seen: bool = True
     events: list[str] = field(default_factory=list)
     think: dict[str, float] = field(default_factory=dict)  # last thinking time per seat name
+    think_log: list[tuple[str, float]] = field(default_factory=list)  # (seat, seconds) per bot move
     lock: threading.Lock = field(default_factory=threading.Lock)
     created: float = field(default_factory=time.time)
     last_move: float = field(default_factory=time.monotonic)
@@ -538,7 +539,9 @@ class Table:
             seat = self.game.current_player
             t0 = time.perf_counter()
             drive(self.game, self.bots, max_steps=1, on_step=self._on_step)
-            self.think[seat_names(self.n)[seat]] = time.perf_counter() - t0
+            name, spent = seat_names(self.n)[seat], time.perf_counter() - t0
+            self.think[name] = spent
+            self.think_log.append((name, spent))
             if self.over or self.summary is not None and not self.summary_seen:
                 self.save()
             return True

@@ -146,13 +146,17 @@ def test_play_a_hand_with_a_blind_nil_exchange_by_clicking(site) -> None:
         assert actions and all(0 <= a < 70 for a in actions)
         if phase == "exchange":
             assert "exchange" in page.inner_text("#actions").lower()
-            passed.append(actions[0])
+            passed.append(max(actions, key=lambda a: a % 13))
         elif phase == "play" and len(passed) and clicks == len(passed):
             # the exchange is shown: what you passed and what you received
             text = page.inner_text("#seat-bottom")
             assert "You passed" in text and "you received" in text
             shot(page, "play.png")
-        page.click(f'[data-action="{actions[0]}"]')
+        # as a Blind Nil bidder would: pass the highest cards, play the lowest
+        pick = (
+            max(actions, key=lambda a: a % 13) if phase == "exchange" else min(actions, key=lambda a: a % 13)
+        )
+        page.click(f'[data-action="{pick}"]')
         clicks += 1
     assert "exchange" in phases and phases.count("play") == 13
     assert page.get_attribute(root, "data-phase") == "hand_end"
