@@ -39,8 +39,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route, WebSocketRoute
-from starlette.staticfiles import StaticFiles
+from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from spades_env.core.rules import preset_names
@@ -67,8 +66,19 @@ MAX_TABLES = 500
 """Tables kept in memory; the oldest finished (then oldest) go first."""
 
 
+ASSETS = {
+    "page.html": "text/html",
+    "index.html": "text/html",
+    "table.html": "text/html",
+    "start.js": "text/javascript",
+    "table.js": "text/javascript",
+    "style.css": "text/css",
+}
+"""The page's files: package data of ``spades_env.web``, served under ``/static/`` by name."""
+
+
 def _asset(name: str) -> str:
-    return resources.files("spades_env.web").joinpath("static", name).read_text(encoding="utf-8")
+    return resources.files("spades_env.web").joinpath(name).read_text(encoding="utf-8")
 
 
 def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
@@ -229,6 +239,12 @@ class Server:
             return JSONResponse({"error": "no such table"}, 404)
         return JSONResponse(await run_in_threadpool(t.view))
 
+    async def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in ASSETS or name.endswith(".html"):
+            return Response("not found", status_code=404, media_type="text/plain")
+        return Response(_asset(name), media_type=ASSETS[name], headers={"Cache-Control": "no-cache"})
+
     async def api_records(self, request: Request) -> Response:
         return JSONResponse(list_records(self.records) if self.records is not None else [])
 
@@ -313,7 +329,6 @@ class Server:
 def create_app(records: str | Path | None = None) -> Starlette:
     """The web app; games are saved as records in ``records`` (None: not saved)."""
     server = Server(Path(records) if records is not None else None)
-    static = resources.files("spades_env.web").joinpath("static")
     routes = [
         Route("/", server.index),
         Route("/play", server.play),
@@ -324,7 +339,7 @@ def create_app(records: str | Path | None = None) -> Starlette:
         Route("/api/table/{tid}", server.api_table),
         Route("/records", server.api_records),
         WebSocketRoute("/ws/{tid}", server.socket),
-        Mount("/static", StaticFiles(directory=str(static)), name="static"),
+        Route("/static/{name}", server.static),
     ]
     app = Starlette(routes=routes)
     app.state.server = server

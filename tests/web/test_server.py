@@ -93,7 +93,10 @@ def test_start_page_offers_presets_agents_and_records(client: TestClient, record
     page = client.get(f"/table/{open_table(client, '/play?seed=1')}")
     assert page.status_code == 200
     assert 'id="table"' in page.text and "data-phase" in page.text and "data-to-act" in page.text
-    assert client.get("/static/table.js").status_code == 200
+    js = client.get("/static/table.js")
+    assert js.status_code == 200 and "data-action" in js.text
+    for name in ("app.py", "tables.py", "__init__.py", "../app.py", "..%2Fapp.py", "page.html", "nope.js"):
+        assert client.get(f"/static/{name}").status_code == 404, name  # the page's files only
 
 
 def test_play_url_seats_the_players_it_names(client: TestClient) -> None:
