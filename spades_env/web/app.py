@@ -119,6 +119,12 @@ class Server:
         self.tables[t.id] = t
         return t.id
 
+    def rules_files(self) -> list[str]:
+        """The rules files (``*.yaml``) of the records folder, offered beside the presets."""
+        if self.records is None:
+            return []
+        return sorted(p.name for p in self.records.glob("*.y*ml") if p.is_file() and p.suffix in (".yaml", ".yml"))
+
     # -- pages
     async def index(self, request: Request) -> Response:
         presets = preset_names()
@@ -143,7 +149,7 @@ class Server:
             )
         body = (
             _asset("index.html")
-            .replace("{{rules}}", options(presets, "tournament"))
+            .replace("{{rules}}", options(presets + self.rules_files(), "tournament"))
             .replace("{{partners}}", options(choices4, "spades4_v1"))
             .replace("{{opponents}}", options(choices4, "heuristic"))
             .replace("{{players}}", options(choices4 + choices2, "spades4_v1"))

@@ -136,6 +136,7 @@ def test_bad_set_up_is_refused_with_its_reason(client: TestClient, url: str, wor
 
 def test_a_rules_file_of_the_records_folder(client: TestClient, records: Path) -> None:
     shutil.copy(ROOT / "configs" / "rules" / "house.yaml", records / "myhouse.yaml")
+    assert '<option value="myhouse.yaml">' in client.get("/").text  # offered on the start page
     tid = open_table(client, "/play?rules=myhouse.yaml&seed=2")
     assert client.get(f"/api/table/{tid}").json()["rules"] == "myhouse.yaml"
 
