@@ -86,6 +86,8 @@ def read_move(text: str, legal: list[int], phase: str | None = None) -> tuple[in
     if is_bid:
         t = t[4:].strip()
         if not bidding:
+            if phase == "blind":
+                return None, "you are not bidding yet: choose Blind Nil or See cards first"
             return None, f"you are not bidding now ({_phase_words(phase)}): your bid is already made"
         if not t.isdigit():
             return None, f"'{text.strip()}': a bid is a number 0 to {MAX_BID} (or nil)"

@@ -87,7 +87,7 @@ def site(tmp_path_factory: pytest.TempPathFactory):
 
 def new_page(browser) -> Page:
     page = browser.new_page(viewport={"width": 1280, "height": 820})
-    page.set_default_timeout(15000)
+    page.set_default_timeout(60000)  # a searching agent may think for seconds on a loaded machine
     return page
 
 
@@ -207,7 +207,7 @@ def test_watch_pause_step_and_show_hands(site) -> None:
     page.click("#pause")  # resume
     page.wait_for_function(
         "() => document.getElementById('table').dataset.phase === 'play' && document.querySelectorAll('#center .card').length >= 2",
-        timeout=30000,
+        timeout=60000,
     )
     page.click("#pause")
     shot(page, "watch.png")

@@ -37,6 +37,8 @@ def test_outside_bidding_a_number_is_a_list_position_and_bid_is_refused() -> Non
     action, why = read_move("5", CARDS, "play")
     assert action is None and "4 listed moves" in why
     assert read_move("3s", CARDS, "play") == (40, "")
+    action, why = read_move("bid 4", [66, 67], "blind")
+    assert action is None and why == "you are not bidding yet: choose Blind Nil or See cards first"
     action, why = read_move("nil", CARDS, "play")
     assert action is None and "not bidding" in why
 
