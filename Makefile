@@ -68,7 +68,7 @@ $(RLLIB_STAMP): pyproject.toml constraints.txt
 	touch $(RLLIB_STAMP)
 
 rllib-smoke: $(RLLIB_STAMP)
-	SPADES_REQUIRE_RAY=1 $(RLLIB_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/test_rllib.py
+	SPADES_REQUIRE_RAY=1 $(RLLIB_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/integrations/test_rllib.py
 	RLLIB_BIN=$(RLLIB_VENV)/bin bash training/rllib_smoke.sh
 
 bench: $(STAMP)

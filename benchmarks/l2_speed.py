@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+OBS_V1_SIZE = 771
+"""The older revision's observation (version 1): the first 771 entries of version 2."""
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
@@ -90,7 +92,6 @@ def main() -> int:
     a = ap.parse_args()
     import numba
 
-    from spades_env.core.observation import OBS_V1_SIZE, convert_observation
     from spades_env.policies.bots.heuristic import HeuristicPolicy, heuristic_actions
 
     wt = Path(a.worktree)
@@ -98,7 +99,7 @@ def main() -> int:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-f", str(wt), a.commit], check=True)
     obs, mask = record(a.decisions)
     tmp = Path(tempfile.mkdtemp())
-    np.save(tmp / "obs_v1.npy", np.ascontiguousarray(convert_observation(obs, 1)))
+    np.save(tmp / "obs_v1.npy", np.ascontiguousarray(obs[:, :OBS_V1_SIZE]))
     np.save(tmp / "mask.npy", mask)
     assert np.load(tmp / "obs_v1.npy").shape[1] == OBS_V1_SIZE
     threads = numba.get_num_threads()

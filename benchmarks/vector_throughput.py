@@ -11,19 +11,16 @@ printed with its method:
 * ``outside``: ``VectorSpades.step`` with observations (``OBS_SIZE`` float32 of the seat to
   act, or with ``obs`` ``uint8`` the compact observation: ``OBS_SIZE`` bytes plus 24 float32,
   ``VectorSpades(obs_dtype="uint8")``) and masks for every game, the actions chosen each step
-  outside the core from the masks ``step`` returned, by one of two samplers (column
-  ``actions``): ``numpy`` (``RandomLegal``: a uniformly random legal action, the highest of
-  random 16-bit keys over the legal actions, as a numpy training loop would) or ``compiled``
-  (``CompiledRandomLegal``: the same choice in one compiled call over the masks, as a compiled
-  policy would; each game its own generator). ``loop`` counts the whole loop (decisions =
+  outside the core from the masks ``step`` returned (column ``actions``: ``compiled``,
+  ``RandomLegal``: a uniformly random legal action in one compiled call over the masks, as a
+  compiled policy would; each game its own generator). ``loop`` counts the whole loop (decisions =
   steps x B); ``engine`` only the time inside ``step``.
 * ``inside``: ``VectorSpades.play_random(n)``: ``n`` random legal decisions per game chosen
   inside the compiled core, no observations (one refresh at the end of each call); decisions =
   calls x n x B, the same work per call in every kernel.
 * Kernels: ``serial`` (``parallel=False``: a plain loop over games), ``prange/1`` and
   ``prange/2`` (``parallel=True``: numba's ``prange`` loop, ``numba.set_num_threads(1 or 2)``;
-  with 2 threads the numpy sampler also runs as two blocks on two Python threads, the compiled
-  one over numba's threads). A ``prange`` kernel cuts the games into 64 contiguous chunks and
+  with 2 threads the sampler also runs over numba's threads). A ``prange`` kernel cuts the games into 64 contiguous chunks and
   steps each with the serial loop, so ``prange/1`` differs from ``serial`` only by numba's
   parallel launch (about 40 us a call with the workqueue layer here, 2-4 us with OpenMP).
 * OpenSpiel C++ (optional, ``pip install open_spiel``): its own C++ random simulation as its
@@ -72,7 +69,7 @@ import numba  # noqa: E402
 
 from spades_env.core import layout as L  # noqa: E402
 from spades_env.core.observation import OBS_SIZE  # noqa: E402
-from spades_env.envs.vector import CompiledRandomLegal, RandomLegal, VectorSpades  # noqa: E402
+from spades_env.envs.vector import RandomLegal, VectorSpades  # noqa: E402
 
 OPENSPIEL_DECISIONS_PER_GAME = 56  # 4 bids + 52 cards; checked before timing
 
@@ -124,10 +121,10 @@ for line in sys.stdin:
 _ENGINE_WORKER = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from spades_env.envs.vector import CompiledRandomLegal, VectorSpades
+from spades_env.envs.vector import RandomLegal, VectorSpades
 B = int(sys.argv[2])
 v = VectorSpades(B, "tournament", episode="game", seed=1, obs_dtype="uint8")
-sample = CompiledRandomLegal(B, seed=0)
+sample = RandomLegal(B, seed=0)
 res = v.reset(1)
 for _ in range(20):
     res = v.step(sample(res.mask))
@@ -166,20 +163,16 @@ class Result:
 
 
 class Outside:
-    """``VectorSpades.step`` with observations and masks, actions from ``RandomLegal``
-    (``sampler="numpy"``) or ``CompiledRandomLegal`` (``"compiled"``)."""
+    """``VectorSpades.step`` with observations and masks, actions from ``RandomLegal``."""
 
     def __init__(
-        self, num_envs: int, parallel: bool, threads: int, obs_dtype: str = "float32", sampler: str = "numpy"
+        self, num_envs: int, parallel: bool, threads: int, obs_dtype: str = "float32", sampler: str = "compiled"
     ) -> None:
         self.B, self.threads = num_envs, threads
         self.v = VectorSpades(
             num_envs, "tournament", episode="game", seed=1, parallel=parallel, obs_dtype=obs_dtype
         )
-        if sampler == "compiled":
-            self.sample = CompiledRandomLegal(num_envs, seed=0, parallel=parallel)
-        else:
-            self.sample = RandomLegal(num_envs, seed=0, threads=threads)
+        self.sample = RandomLegal(num_envs, seed=0, parallel=parallel)
         self.res = self.v.reset(1)
         for _ in range(20):  # warm up (kernels, caches)
             self.res = self.v.step(self.sample(self.res.mask))
@@ -334,9 +327,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-compile", action="store_true", help="skip the compile-time subprocesses")
     for flag, choices, what in (
         ("--obs-dtypes", ["float32", "uint8"], "observation dtypes of the outside-core rows"),
-        ("--samplers", ["numpy", "compiled"], "how the outside-core rows choose their actions"),
+        ("--samplers", ["compiled"], "how the outside-core rows choose their actions"),
     ):
-        parser.add_argument(flag, nargs="+", default=choices, choices=choices, help=f"{what} (default both)")
+        parser.add_argument(flag, nargs="+", default=choices, choices=choices, help=f"{what} (default all)")
     parser.add_argument(
         "--threading-layer",
         default="default",

@@ -76,7 +76,6 @@ def _values() -> dict[str, str]:
     pkg = _module("spades_env")
     return {
         "OBS_SIZE": str(obs.OBS_SIZE),
-        "OBS_V1_SIZE": str(obs.OBS_V1_SIZE),
         "OBS_VERSION": str(obs.OBS_VERSION),
         "STATE_VEC_SIZE": str(obs.STATE_VEC_SIZE),
         "NUM_ACTIONS": str(act.NUM_ACTIONS),

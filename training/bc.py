@@ -248,7 +248,7 @@ def teacher_chunk(
     student = None
     opp_slots = np.arange(int(round(opponent_share * num_envs)) if opponents else 0)
     if play_by or opp_slots.size:
-        from spades_env.eval.batched import decide
+        from spades_env.policies.base import act_rows
         from spades_env.policies.registry import resolve_policy
     if play_by:
         student = resolve_policy(play_by, seed, rules)
@@ -291,10 +291,10 @@ def teacher_chunk(
             take = share_rng.random(num_envs) < play_share
             if take.any():
                 idx = np.flatnonzero(take)
-                played[idx] = decide([student] * len(idx), res.obs[idx], res.mask[idx])
+                played[idx] = act_rows([student] * len(idx), res.obs[idx], res.mask[idx])
         theirs = opp_slots[res.seat[opp_slots] % 2 == 1]  # the other team's seats to act
         if theirs.size:
-            played[theirs] = decide([opp_pols[i] for i in theirs], res.obs[theirs], res.mask[theirs])
+            played[theirs] = act_rows([opp_pols[i] for i in theirs], res.obs[theirs], res.mask[theirs])
         res = eng.step(played)
     out = {"obs": obs[:n], "mask": mask[:n], "action": action[:n]}
     if vals is not None:

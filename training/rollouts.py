@@ -116,11 +116,14 @@ class Table:
     (0: the policy), the policy's team is ``team[slot]``."""
 
     def __init__(self, cfg: RolloutConfig, rules: Any) -> None:
+        from spades_env.policies.base import batch_key_of
         from spades_env.policies.registry import resolve_policy
 
         self.policy = resolve_policy(cfg.policy, cfg.seed, rules)
-        if not hasattr(self.policy, "act_batch"):
-            raise ConfigError(f"policy: {cfg.policy!r} is not a checkpoint policy")
+        if batch_key_of(self.policy) is None:
+            raise ConfigError(
+                f"policy: {cfg.policy!r} has no batched form (BatchPolicy): give a checkpoint, an agent or L2"
+            )
         names = ["policy"] + sorted({n for n in (*cfg.opponents, cfg.partner) if n != "self"})
         self.players = [self.policy] + [resolve_policy(n, cfg.seed, rules) for n in names[1:]]
         index = {n: i for i, n in enumerate(names)}
@@ -142,12 +145,12 @@ class Table:
 
     def actions(self, kinds: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Each row's action by player ``kinds[row]``, one batched call per player."""
-        from spades_env.eval.batched import decide
+        from spades_env.policies.base import act_rows
 
         out = np.empty(len(kinds), dtype=np.int64)
         for k in np.unique(kinds).tolist():
             rows = np.flatnonzero(kinds == k)
-            out[rows] = decide([self.players[k]] * rows.size, obs[rows], mask[rows])
+            out[rows] = act_rows([self.players[k]] * rows.size, obs[rows], mask[rows])
         return out
 
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.core.rules import RulesConfig, load_rules, rules_with
 
 RESERVED = ("base",)
 
@@ -49,13 +49,7 @@ def load_entry(entry: Any, max_hands: int = -1) -> RulesConfig:
     """The rules of one family entry (``max_hands >= 0`` overrides the hand cap)."""
     if isinstance(entry, dict):
         changes = {k: v for k, v in entry.items() if k not in RESERVED}
-        base = load_rules(entry.get("base", "tournament")).to_dict()
-        unknown = sorted(set(changes) - set(base))
-        if unknown:
-            raise FamilyError(
-                f"unknown rule key(s) {unknown}; known keys: {sorted(base)} and {list(RESERVED)}"
-            )
-        rules = load_rules({**base, **changes})
+        rules = rules_with(changes, entry.get("base", "tournament"))
     elif isinstance(entry, (str, Path, RulesConfig)):
         rules = load_rules(entry)
     else:

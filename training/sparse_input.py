@@ -13,7 +13,7 @@ input rows are kept in CSR form (:class:`SparseRows`) and the first layer is
 
 The weights are the ``nn.Linear``'s own, so checkpoints, the NumPy actor and the dense path are
 unchanged; the outputs and gradients agree with the dense layer to float rounding (only the order
-of the sums differs: tests/test_sparse_input.py). ``training.network.ActorCritic`` takes either a
+of the sums differs: tests/training/test_sparse_input.py). ``training.network.ActorCritic`` takes either a
 dense tensor or :class:`SparseRows` wherever it takes an input; ``TrainConfig.sparse_input``
 (default on) makes the PPO trainer build them.
 """

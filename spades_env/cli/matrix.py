@@ -15,7 +15,7 @@ from typing import Any
 from spades_env.cli.common import add_format_and_seed, add_matchup_arguments, check_policies, wrote
 from spades_env.core.validate import InputError, check_count, check_int
 from spades_env.eval import report
-from spades_env.eval.duplicate import available_cpus
+from spades_env.eval.boards import available_cpus
 from spades_env.eval.matrix import (
     DEFAULT_RULES,
     VARIANTS,

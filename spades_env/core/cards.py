@@ -8,6 +8,7 @@ A set of cards is an ``int64`` bit mask with bit ``id`` set for each card.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from spades_env.core.validate import InputError, is_int
 
@@ -81,3 +82,20 @@ def format_cards(mask: int) -> str:
         ranks = [RANK_CHARS[r] for r in range(NUM_RANKS - 1, -1, -1) if (int(mask) >> (13 * s + r)) & 1]
         parts.append(f"{SUIT_CHARS[s]}: {' '.join(ranks) if ranks else '-'}")
     return "  ".join(parts)
+
+def check_card(value: Any, name: str = "card") -> int:
+    """A card id ``0..51`` or a card string (``"AS"``, ``"10h"``), as an id."""
+    if isinstance(value, str):
+        try:
+            return card_from_str(value)
+        except ValueError as exc:
+            raise InputError(f"{name}: {exc}") from None
+    if not is_int(value):
+        raise InputError(
+            f"{name} must be a card id 0..51 or a card string like 'AS', got {value!r} "
+            f"({type(value).__name__})"
+        )
+    v = int(value)
+    if not 0 <= v < NUM_CARDS:
+        raise InputError(f"{name}: card id {v} is out of range 0..51")
+    return v

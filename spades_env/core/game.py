@@ -30,6 +30,7 @@ from spades_env.core.cards import (
     NUM_CARDS,
     card_to_str,
     cards_from_mask,
+    check_card,
     format_cards,
 )
 from spades_env.core.episode import RUNNING, TERMINATED, TRUNCATED, EpisodeKnobs, settle
@@ -39,15 +40,12 @@ from spades_env.core.validate import (
     InputError,
     SpadesError,
     check_bags,
-    check_card,
     check_scores,
     check_seat,
     check_seed,
     is_int,
+    seat_names,
 )
-
-SEAT_NAMES_4 = ("N", "E", "S", "W")
-SEAT_NAMES_2 = ("P0", "P1")
 
 
 class IllegalActionError(SpadesError):
@@ -114,10 +112,6 @@ def _encoder() -> Any:
         _OBS_SIZE, _ENCODE = OBS_SIZE, encode_observation
     return _ENCODE
 
-
-def seat_names(num_seats: int) -> tuple[str, ...]:
-    """Names of the seats: N, E, S, W (or P0, P1)."""
-    return SEAT_NAMES_4 if num_seats == 4 else SEAT_NAMES_2
 
 
 def _parse_cards(cards: Sequence[int | str], where: str) -> list[int]:

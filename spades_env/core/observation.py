@@ -35,8 +35,8 @@ rules          14      the rules played: two_player, blind_nil, blind_nil_min_de
 blind_open     2       own team, other team: 1 while the score lets the team choose Blind Nil
 =============  ======  ====================================================================
 
-Version 2 (``OBS_VERSION``) appended ``shown_out``, ``rules`` and ``blind_open`` to version 1,
-so a version-1 observation is the first ``OBS_V1_SIZE`` entries (:func:`convert_observation`).
+Version 2 (``OBS_VERSION``) appended ``shown_out``, ``rules`` and ``blind_open`` to version 1
+(whose 771 entries are the first ones of version 2).
 :func:`decode` turns a vector back into a :class:`PublicView` (what the seat knows, readable),
 the one decoder the scripted bots use; :func:`obs_bounds` gives the bounds of every entry.
 
@@ -116,8 +116,6 @@ def _offsets() -> dict[str, slice]:
 SLICES: dict[str, slice] = _offsets()
 OBS_SIZE = sum(size for _, size in OBS_SLICES)
 STATE_VEC_SIZE = OBS_SIZE + 2 * 4 * 52
-OBS_V1_SIZE = 771
-"""Size of a version-1 observation: the first entries of a version-2 one."""
 
 O_HAND = SLICES["hand"].start
 O_PHASE = SLICES["phase"].start
@@ -333,23 +331,6 @@ def obs_slice(obs: np.ndarray, name: str) -> np.ndarray:
         raise KeyError(f"unknown observation slice {name!r}; slices: {list(SLICES)}")
     return obs[..., SLICES[name]]
 
-
-def convert_observation(obs: np.ndarray, to_version: int) -> np.ndarray:
-    """An observation (or a batch, on the last axis) of this version as ``to_version`` sees it:
-    version 1 is the first ``OBS_V1_SIZE`` entries (a view, no copy)."""
-    obs = np.asarray(obs)
-    if obs.shape[-1:] != (OBS_SIZE,):
-        raise ValueError(
-            f"convert_observation: expected {OBS_SIZE} entries on the last axis, got {obs.shape}"
-        )
-    if to_version == OBS_VERSION:
-        return obs
-    if to_version == 1:
-        return obs[..., :OBS_V1_SIZE]
-    raise ValueError(
-        f"convert_observation: no conversion from observation version {OBS_VERSION} to {to_version!r} "
-        f"(known: 1, {OBS_VERSION})"
-    )
 
 
 def obs_bounds(rules=None) -> tuple[np.ndarray, np.ndarray]:

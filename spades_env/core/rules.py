@@ -260,3 +260,13 @@ def load_rules(spec: str | Path | dict[str, Any] | RulesConfig | None = None) ->
     if isinstance(data, dict):
         data.setdefault("name", path.stem)
     return rules_from_dict(data, where=str(path))
+
+
+def rules_with(changes: dict[str, Any], base: str | Path | dict[str, Any] | RulesConfig | None = None) -> RulesConfig:
+    """A variant: ``base`` (a preset name, YAML path, dict or config; default tournament) with
+    the rule keys of ``changes`` replaced, e.g. ``rules_with({"blind_nil": False,
+    "blind_nil_exchange": 0})``. The one reader of rule variants (training's ``rules_family``,
+    ``spades matrix --rules``); an unknown key is a :class:`RulesError` listing the known keys."""
+    if not isinstance(changes, dict):
+        raise RulesError(f"rule changes must be a mapping of rule keys to values, got {changes!r}")
+    return rules_from_dict({**load_rules(base).to_dict(), **changes})

@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from spades_env.core import layout as L
+
 SCORE_LIMIT = 10**9
 """Largest absolute score (and largest bag count when there is no bag limit) accepted."""
 MAX_COUNT = 2**62
@@ -143,6 +145,17 @@ def check_seat(value: Any, num_seats: int, name: str = "seat") -> int:
     return v
 
 
+SEAT_NAMES_4 = ("N", "E", "S", "W")
+"""Names of the four-player seats, in seat order."""
+SEAT_NAMES_2 = ("P0", "P1")
+"""Names of the two-player seats."""
+
+
+def seat_names(num_seats: int) -> tuple[str, ...]:
+    """Names of the seats: N, E, S, W (or P0, P1)."""
+    return SEAT_NAMES_4 if num_seats == 4 else SEAT_NAMES_2
+
+
 SEAT_WORDS = {"north": "N", "east": "E", "south": "S", "west": "W"}
 """Long names of the four-player seats, by their one-letter names."""
 
@@ -153,10 +166,8 @@ def parse_seat(value: Any, num_seats: int, name: str = "seat") -> int:
     A string may be a number (``"2"``) or, in any case, the seat's name in the game being
     played: ``N``, ``E``, ``S``, ``W`` (or ``north``, ``east``, ``south``, ``west``) in the
     four-player game, ``P0``, ``P1`` in the two-player game (the names of
-    :func:`spades_env.core.game.seat_names`). Every command's seat option reads its value
+    :func:`seat_names`). Every command's seat option reads its value
     with this function, so they all accept the same spellings."""
-    from spades_env.core.game import seat_names
-
     if not isinstance(value, str):
         return check_seat(value, num_seats, name)
     names = seat_names(num_seats)
@@ -173,26 +184,6 @@ def parse_seat(value: Any, num_seats: int, name: str = "seat") -> int:
         f"{name} {value!r} is not a seat of the {num_seats}-player game: give {words} or a number "
         f"0..{num_seats - 1}"
     )
-
-
-def check_card(value: Any, name: str = "card") -> int:
-    """A card id ``0..51`` or a card string (``"AS"``, ``"10h"``), as an id."""
-    from spades_env.core.cards import NUM_CARDS, card_from_str
-
-    if isinstance(value, str):
-        try:
-            return card_from_str(value)
-        except ValueError as exc:
-            raise InputError(f"{name}: {exc}") from None
-    if not is_int(value):
-        raise InputError(
-            f"{name} must be a card id 0..51 or a card string like 'AS', got {value!r} "
-            f"({type(value).__name__})"
-        )
-    v = int(value)
-    if not 0 <= v < NUM_CARDS:
-        raise InputError(f"{name}: card id {v} is out of range 0..51")
-    return v
 
 
 def check_bid(value: Any, name: str = "bid") -> int | str:
@@ -252,8 +243,6 @@ def check_scores(value: Any, rules: Any, name: str = "scores") -> tuple[int, int
 
 def check_state_row(state: Any, size: int, num_seats: int, name: str = "state") -> np.ndarray:
     """A game's state row: a 1-D ``int64`` array of ``size`` values for ``num_seats`` seats."""
-    from spades_env.core import layout as L
-
     if not isinstance(state, np.ndarray):
         raise InputError(f"{name} must be a numpy int64 array of shape ({size},), got {type(state).__name__}")
     if state.dtype != np.int64 or state.shape != (size,):
@@ -312,13 +301,14 @@ def read_text_file(path: Any, what: str, error: type[SpadesError] = InputError) 
 __all__ = [
     "MAX_COUNT",
     "SCORE_LIMIT",
+    "SEAT_NAMES_2",
+    "SEAT_NAMES_4",
     "InputError",
     "InputTypeError",
     "SpadesError",
     "check_bags",
     "check_bid",
     "check_bool",
-    "check_card",
     "check_choice",
     "check_count",
     "check_float",
@@ -331,4 +321,5 @@ __all__ = [
     "is_int",
     "parse_seat",
     "read_text_file",
+    "seat_names",
 ]

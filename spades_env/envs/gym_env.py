@@ -34,7 +34,7 @@ no rules, no stepping of its own, and never imports torch.
 with ``spawn`` re-imports the main script (so a script that imports ``spades_env`` is fine), and
 where the main module does not import it (a notebook, pytest) the id ``"spades_env:Spades-v0"``
 imports the package first; Gymnasium's and SB3's ``check_env`` pass
-(``tests/test_gym_env.py``).
+(``tests/envs/test_gym_env.py``).
 """
 
 from __future__ import annotations

@@ -63,9 +63,9 @@ use it to play the other seats); ``state_vectors()`` gives ``encode_state`` of e
 (``[B, STATE_VEC_SIZE]``, the full deal, for centralized critics); ``observations=False`` skips
 writing observations (masks and seats are always written).
 
-:class:`RandomLegal` chooses a uniformly random legal action per game from the masks in numpy,
-outside the core, as a numpy training loop would; :class:`CompiledRandomLegal` makes the same
-choice in one compiled call, as a compiled policy would (the benchmark's two samplers).
+:class:`RandomLegal` chooses a uniformly random legal action per game from the masks in one
+compiled call outside the core, as a compiled policy would (training's random opponents, the
+benchmark's sampler).
 
 Speed: every kernel ``borrow``s its array arguments (``spades_env.core.jit``), so the views
 and calls inside skip numba's atomic reference counting, and the per-game step is inlined; the
@@ -73,7 +73,7 @@ compact encoder writes card masks 8 entries at a time. ``parallel=False`` (a pla
 calling thread) is the fastest on one core; ``parallel=True`` cuts the games into 64
 contiguous chunks, each stepped by that same loop, and adds only numba's launch per call
 (2-4 us with the OpenMP layer, about 40 us with workqueue, on the benchmark machine).
-``CompiledRandomLegal(parallel=True)`` samples over the same threads.
+``RandomLegal(parallel=True)`` samples over the same threads.
 
 **A family of rules**: ``rules`` may be a sequence of rules (presets, dicts, configs, with the
 same number of players) and ``rules_weights`` their weights; each game then plays the rules
@@ -90,7 +90,6 @@ finished episodes, for simulation and throughput measurement.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -536,63 +535,6 @@ _KERNELS = {
 
 
 # ---- actions chosen outside the core -------------------------------------------------------
-class RandomLegal:
-    """A uniformly random legal action per game from a batch of masks, in numpy (outside the
-    core, as a training loop chooses): the argmax of random 16-bit keys (1..65535) over the
-    legal actions. The keys come from the bit generator's ``random_raw`` (70 per game, no
-    copies), then two in-place passes and one ``argmax``; a tie between two legal keys
-    (probability about ``2**-16`` per pair) goes to the lower action.
-
-    ``threads > 1`` splits the games into that many contiguous blocks, each with its own
-    generator (``SeedSequence(seed).spawn``, or ``Generator.spawn``), sampled in parallel
-    Python threads (numpy releases the GIL in these passes); the draws then depend on
-    ``threads`` as well as on the seed."""
-
-    def __init__(
-        self, num_envs: int, seed: int | np.random.Generator | None = None, threads: int = 1
-    ) -> None:
-        self.num_envs = B = check_count(num_envs, "num_envs")
-        self.threads = k = min(check_count(threads, "threads"), B)
-        if k == 1:
-            rngs = [seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)]
-        elif isinstance(seed, np.random.Generator):
-            rngs = seed.spawn(k)
-        else:
-            rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(k)]
-        cuts = [B * j // k for j in range(k + 1)]
-        self._blocks = [(lo, hi, rng) for lo, hi, rng in zip(cuts[:-1], cuts[1:], rngs, strict=True)]
-        self._mask16 = np.empty((B, NUM_ACTIONS), dtype=np.uint16)
-        self._pool = ThreadPoolExecutor(k - 1) if k > 1 else None
-
-    def __call__(self, mask: np.ndarray) -> np.ndarray:
-        """Actions ``[B]`` (int64): a legal action of each row of ``mask`` ``[B, 70]`` (0/1;
-        every row must have a legal action)."""
-        if not isinstance(mask, np.ndarray) or mask.shape != self._mask16.shape:
-            raise InputError(
-                f"mask must be an array of shape {self._mask16.shape}, got {getattr(mask, 'shape', mask)!r}"
-            )
-        actions = np.empty(self.num_envs, dtype=np.int64)
-        if self._pool is None:
-            self._block(mask, actions, *self._blocks[0])
-        else:
-            futures = [self._pool.submit(self._block, mask, actions, *b) for b in self._blocks[1:]]
-            self._block(mask, actions, *self._blocks[0])
-            for f in futures:
-                f.result()
-        return actions
-
-    def _block(
-        self, mask: np.ndarray, actions: np.ndarray, lo: int, hi: int, rng: np.random.Generator
-    ) -> None:
-        m16 = self._mask16[lo:hi]
-        raw = rng.bit_generator.random_raw(-(-m16.size // 4)).view(np.uint16)
-        keys = raw[: m16.size].reshape(m16.shape)
-        np.copyto(m16, mask[lo:hi], casting="unsafe")
-        np.maximum(keys, 1, out=keys)
-        np.multiply(keys, m16, out=keys)
-        keys.argmax(axis=1, out=actions[lo:hi])
-
-
 _BYTE_SUM = 0x0101010101010101  # byte j of x * _BYTE_SUM: the sum of x's bytes 0..j (each 0 or 1 here)
 _HIGH_BITS = -0x7F7F7F7F7F7F7F80  # 0x8080808080808080 as an int64: each byte's high bit
 
@@ -642,7 +584,7 @@ def _compiled_random_legal_parallel(masks, gen, actions):
         _random_legal_range(masks, gen, actions, lo, hi)
 
 
-class CompiledRandomLegal:
+class RandomLegal:
     """A uniformly random legal action per game from a batch of masks, in one compiled call
     outside the core (the masks in, the actions out, as a compiled policy would; the engine
     never sees the generator). Each game has its own 48-bit generator (the core's, at

@@ -84,9 +84,8 @@ class LearnerDriver:
         self.is_learner = np.zeros(4, dtype=np.bool_)
         self.is_learner[list(seats)] = True
         others = [s for s in range(n) if s not in seats]
-        specs = opponent_specs(opponents, others)  # the one resolver of opponent specs
-        base = np.random.SeedSequence(seed).spawn(len(others)) if others else []
-        self.opponents = resolve_opponents(specs, self.engine.rules, dict(zip(others, base, strict=True)))
+        self._opponent_specs = opponent_specs(opponents, others)  # the one resolver of opponent specs
+        self._seat_opponents(seed)
         self._actions = np.zeros(num_envs, dtype=np.int64)
         self.reward = np.zeros(num_envs, dtype=np.float32)
         self.terminated = np.zeros(num_envs, dtype=np.bool_)
@@ -95,9 +94,19 @@ class LearnerDriver:
         """``illegal="penalty"``: the learner's action in game ``i`` was illegal and ended it."""
         self.final_obs = np.zeros((num_envs, OBS_SIZE), dtype=np.float32)
 
+    def _seat_opponents(self, seed: int | Sequence[int] | None) -> None:
+        others = sorted(self._opponent_specs)
+        base = np.random.SeedSequence(seed).spawn(len(others)) if others else []
+        self.opponents = resolve_opponents(
+            self._opponent_specs, self.engine.rules, dict(zip(others, base, strict=True))
+        )
+
     def reset(self, seed: int | Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """New games everywhere; returns the learner's observations and masks."""
+        """New games everywhere; returns the learner's observations and masks. A ``seed``
+        also reseeds the other seats' policies, so the same seed plays the same games."""
         self.engine.reset(seed)
+        if seed is not None:
+            self._seat_opponents(seed)
         self.reward[:] = 0.0
         self.terminated[:] = False
         self.truncated[:] = False

@@ -2,7 +2,8 @@
 bracket with byes, round-robin ratings, mixed partnerships, and reports with confidence
 intervals (JSON, terminal table, PNG plot)."""
 
-from spades_env.eval.duplicate import BoardResult, Seating, make_jobs, play_boards, run_duplicate, seatings
+from spades_env.eval.boards import BoardResult, Seating, make_jobs, seatings
+from spades_env.eval.duplicate import play_boards, run_duplicate
 from spades_env.eval.match import PlayResult, parse_team, play, team_label
 from spades_env.eval.stats import bootstrap_ci, summarize, wilson_ci
 from spades_env.eval.tournament import draw_bracket, run_bracket, run_mixed_table, run_round_robin

@@ -3,7 +3,7 @@
 :func:`play_boards_batched` plays the same :class:`~spades_env.eval.duplicate.BoardJob` s as
 :func:`~spades_env.eval.duplicate.play_boards` and returns the same
 :class:`~spades_env.eval.duplicate.BoardResult` s (the same hands, numbers and JSON for the same
-seeds; ``tests/test_arena_batched.py`` checks it), but steps up to ``slots`` runs (one seating
+seeds; ``tests/eval/test_arena_batched.py`` checks it), but steps up to ``slots`` runs (one seating
 of one board each) together on :class:`~spades_env.envs.vector.VectorSpades`, and lets every policy
 decide for all the games where it is to act in one call:
 
@@ -11,16 +11,15 @@ decide for all the games where it is to act in one call:
   (= ``SpadesGame(rules, seed=deal_seed)``), with the episode knob ``episode=fmt``; a slot whose
   run ended takes the next run;
 * each seat of each run gets its own Policy, resolved as the one-at-a-time path does
-  (``resolve_policy(spec, job.seat_seeds[seat], rules)`` per seating; a checkpoint, L2,
-  ``blind`` or ``random`` name is resolved once and then built directly), so each sampling policy
+  (``resolve_policy(spec, job.seat_seeds[seat], rules)`` per seating; a name whose policy has
+  ``with_seed`` is resolved once and then copied with each seed), so each sampling policy
   has its own generator, seeded as there, and draws from it only for its own decisions, in
   the same order;
-* at each step the games' seats to act are grouped by batched form: checkpoint policies of one
-  actor (:func:`spades_env.policies.checkpoint.act_policies`: one forward pass, argmax or each row's own
-  generator, identical to ``act`` row by row), L2 and ``blind``
-  (:func:`spades_env.policies.bots.heuristic.heuristic_actions`, each row with its policy's Blind Nil
-  mode), ``random`` (each row's own generator, as ``RandomPolicy.act``); any other policy
-  (greedy, search, a factory's) is called per game with ``act``;
+* at each step the games' seats to act are grouped by batched form
+  (:class:`~spades_env.policies.base.BatchPolicy`: policies with one ``batch_key`` decide in one
+  ``act_batch`` call, identical to ``act`` row by row: a checkpoint's one forward pass, L2's one
+  compiled call, random policies each with their own generator); any other policy (greedy,
+  search, a factory's) is called per game with ``act``;
 * hands are recorded from the engine's ``hand_end_states`` (the state as each hand was scored)
   the way :func:`spades_env.eval.match.play` records them from ``SpadesGame.step``.
 
@@ -40,8 +39,9 @@ import numpy as np
 
 from spades_env.core import layout as L
 from spades_env.core.validate import InputError, check_count
+from spades_env.eval.boards import BoardResult, pool_context
 from spades_env.eval.match import PlayResult, hand_record, record_hand_end
-from spades_env.policies.base import Policy, RandomPolicy
+from spades_env.policies.base import Policy, act_rows, batch_key_of
 from spades_env.policies.registry import resolve_policy
 
 DEFAULT_SLOTS = 1024
@@ -83,28 +83,10 @@ def blas_threads(n: int = 1) -> Iterator[None]:
         put(before)
 
 
-def batch_key(policy: Policy) -> tuple | None:
-    """The batched form of ``policy`` (policies with one key decide together), or ``None``
-    for one that is called per game. Exact types only: a subclass may act otherwise."""
-    from spades_env.policies.bots.heuristic import BlindNilPolicy, HeuristicPolicy
-    from spades_env.policies.checkpoint import CheckpointPolicy
-    from spades_env.policies.composite import SearchDefencePolicy
-
-    t = type(policy)
-    if t is CheckpointPolicy:
-        return ("checkpoint", id(policy.actor), bool(policy.deterministic), policy.obs_version)
-    if t is SearchDefencePolicy and type(policy.net) is CheckpointPolicy:
-        return ("search_defence", id(policy.net.actor), bool(policy.net.deterministic), policy.net.obs_version)
-    if t is HeuristicPolicy or t is BlindNilPolicy:
-        return ("heuristic",)
-    if t is RandomPolicy:
-        return ("random",)
-    return None
-
-
 def has_batched_form(policy: Policy) -> bool:
-    """Whether :func:`decide` handles ``policy`` without a per-game ``act`` call."""
-    return batch_key(policy) is not None
+    """Whether ``policy`` decides for many games in one call (a
+    :class:`~spades_env.policies.base.BatchPolicy` with a batch key)."""
+    return batch_key_of(policy) is not None
 
 
 def specs_have_batched_forms(specs: Sequence[Any], rules: Any) -> bool:
@@ -113,92 +95,22 @@ def specs_have_batched_forms(specs: Sequence[Any], rules: Any) -> bool:
 
 
 def _resolver(rules: Any) -> Callable[[Any, int], Policy]:
-    """``resolve_policy(spec, seed, rules)``, with a name that resolved to a checkpoint, L2,
-    ``blind`` or random policy built again directly for the next seeds (the same policy
-    ``resolve_policy`` gives, without finding and checking the checkpoint again)."""
-    from spades_env.policies.bots.heuristic import BlindNilPolicy, HeuristicPolicy
-    from spades_env.policies.checkpoint import CheckpointPolicy
-
-    protos: dict[str, Policy] = {}
+    """``resolve_policy(spec, seed, rules)``, with a name whose policy can be reseeded
+    (``with_seed``: a checkpoint, L2, ``blind``, random) resolved once and then copied with
+    each next seed (the same policy ``resolve_policy`` gives, without finding and checking
+    the checkpoint again)."""
+    protos: dict[str, Any] = {}
 
     def resolve(spec: Any, seed: int) -> Policy:
         proto = protos.get(spec) if isinstance(spec, str) else None
         if proto is not None:
-            t = type(proto)
-            if t is CheckpointPolicy:
-                return CheckpointPolicy(
-                    proto.actor,
-                    seed=seed,
-                    deterministic=proto.deterministic,
-                    name=proto.name,
-                    meta=proto.meta,
-                )
-            if t is RandomPolicy:
-                return RandomPolicy(seed)
-            return t(proto.rules, seed=seed)
+            return proto.with_seed(seed)
         p = resolve_policy(spec, seed, rules)
-        if isinstance(spec, str) and type(p) in (
-            CheckpointPolicy,
-            RandomPolicy,
-            HeuristicPolicy,
-            BlindNilPolicy,
-        ):
+        if isinstance(spec, str) and callable(getattr(p, "with_seed", None)):
             protos[spec] = p
         return p
 
     return resolve
-
-
-def _random_actions(policies: Sequence[RandomPolicy], mask: np.ndarray) -> np.ndarray:
-    legal = mask != 0
-    counts = legal.sum(axis=1)
-    if (counts == 0).any():
-        raise ValueError("RandomPolicy.act: the action mask has no legal action")
-    k = np.array([p.rng.integers(int(c)) for p, c in zip(policies, counts, strict=True)], dtype=np.int64)
-    # the k-th legal action of each row (as np.flatnonzero(mask)[k])
-    rank = np.cumsum(legal, axis=1) - 1
-    return np.argmax(legal & (rank == k[:, None]), axis=1).astype(np.int64)
-
-
-def decide(policies: Sequence[Policy], obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """``int64 [B]``: row ``i``'s action by ``policies[i]`` from ``obs[i]`` and ``mask[i]``,
-    each batched form in one call (see the module docstring), identical to calling
-    ``policies[i].act(obs[i], mask[i])`` for every row in order."""
-    b = len(policies)
-    out = np.empty(b, dtype=np.int64)
-    groups: dict[tuple | None, list[int]] = {}
-    for i, p in enumerate(policies):
-        groups.setdefault(batch_key(p), []).append(i)
-    for key, rows in groups.items():
-        idx = np.asarray(rows, dtype=np.int64)
-        out[idx] = _decide_group(key, [policies[i] for i in rows], obs[idx], mask[idx])
-    return out
-
-
-def _decide_group(key: tuple | None, policies: list[Policy], obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """The actions of rows that share one batched form ``key`` (``None``: per-row ``act``)."""
-    from spades_env.policies.bots.heuristic import heuristic_actions
-    from spades_env.policies.checkpoint import act_policies
-
-    if key is None:
-        return np.array(
-            [int(p.act(obs[i].copy(), mask[i].copy())) for i, p in enumerate(policies)], dtype=np.int64
-        )
-    if key[0] == "checkpoint":
-        return act_policies(policies, obs, mask)  # type: ignore[arg-type]
-    if key[0] == "search_defence":
-        from spades_env.policies.composite import act_search_defence
-
-        return act_search_defence(policies, obs, mask)  # type: ignore[arg-type]
-    if key[0] == "heuristic":  # L2 is deterministic and always legal: a forced move needs no call
-        legal = mask != 0
-        out = np.argmax(legal, axis=1).astype(np.int64)
-        rows = np.flatnonzero(legal.sum(axis=1) != 1)
-        if rows.size:
-            modes = np.array([policies[i].mode for i in rows.tolist()], dtype=np.int64)  # type: ignore[attr-defined]
-            out[rows] = heuristic_actions(obs[rows], mask[rows], modes)
-        return out
-    return _random_actions(policies, mask)  # type: ignore[arg-type]
 
 
 class _Run:
@@ -231,7 +143,6 @@ def play_boards_batched(
     ``on_result`` is called with each board's result once all its runs are done (in the
     order boards finish)."""
     from spades_env.envs.vector import VectorSpades
-    from spades_env.eval.duplicate import BoardResult
 
     slots = check_count(slots, "slots")
     if not jobs:
@@ -280,7 +191,7 @@ def play_boards_batched(
                     bind(lambda i=i: engine.states[i])
             in_slot[i] = _Run(j, k, pols)
             for s, p in enumerate(pols):
-                key = batch_key(p) or ("act",)  # ("act",): called per game, each with its own act
+                key = batch_key_of(p) or ("act",)  # ("act",): called per game, each with its own act
                 gid[i, s] = group_ids.setdefault(key, len(group_ids))
                 group_keys.setdefault(int(gid[i, s]), None if key == ("act",) else key)
             active[i] = True
@@ -305,7 +216,10 @@ def play_boards_batched(
             for part in np.split(order, cuts):
                 r, st = rows[part], seats[part]
                 pols = [in_slot[i].policies[s] for i, s in zip(r.tolist(), st.tolist(), strict=True)]  # type: ignore[union-attr]
-                actions[r] = _decide_group(group_keys[int(g[part[0]])], pols, res.obs[r], res.mask[r])
+                if group_keys[int(g[part[0]])] is None:  # policies without a batched form: act per game
+                    actions[r] = act_rows(pols, res.obs[r], res.mask[r])
+                else:
+                    actions[r] = pols[0].act_batch(res.obs[r], res.mask[r], peers=pols)
             res = engine.step(actions, active=active)
             ended = res.terminated | res.truncated
             for i in np.flatnonzero(engine.hand_done).tolist():
@@ -347,7 +261,6 @@ def play_boards_batched_pool(
     """:func:`play_boards_batched` on ``workers`` processes: the jobs cut into ``workers``
     contiguous chunks, one batched engine each; results in job order, the same whatever
     ``workers`` (each board's result depends only on its seeds). Progress per chunk."""
-    from spades_env.eval.duplicate import _pool_context
 
     workers = check_count(workers, "workers")
     jobs = list(jobs)
@@ -362,7 +275,7 @@ def play_boards_batched_pool(
 
         bar = tqdm(total=len(jobs), desc=progress if isinstance(progress, str) else "boards", unit="board")
     out: list[Any] = []
-    pool = _pool_context().Pool(k)
+    pool = pool_context().Pool(k)
     try:
         for part in pool.imap(_play_chunk, chunks, chunksize=1):
             out.extend(part)
@@ -378,8 +291,6 @@ def play_boards_batched_pool(
 
 __all__ = [
     "DEFAULT_SLOTS",
-    "batch_key",
-    "decide",
     "has_batched_form",
     "play_boards_batched",
     "play_boards_batched_pool",

@@ -33,7 +33,8 @@ from typing import Any
 from spades_env.core import layout as L
 from spades_env.core.rules import RulesConfig
 from spades_env.core.validate import InputError, check_count
-from spades_env.eval.duplicate import BoardResult, run_duplicate
+from spades_env.eval.boards import BoardResult
+from spades_env.eval.duplicate import run_duplicate
 from spades_env.eval.match import HandRecord, TeamHand
 
 GROUPINGS = ("sets", "blind-nil")

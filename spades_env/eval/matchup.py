@@ -17,7 +17,8 @@ from typing import Any
 
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.core.validate import check_count
-from spades_env.eval.duplicate import run_duplicate, seatings
+from spades_env.eval.boards import seatings
+from spades_env.eval.duplicate import run_duplicate
 from spades_env.eval.match import team_label
 from spades_env.eval.stats import summarize
 from spades_env.policies.registry import PolicySpec

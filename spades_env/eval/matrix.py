@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.core.rules import RulesConfig, load_rules, rules_with
 from spades_env.core.validate import InputError, check_count
 from spades_env.eval.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, run_gauntlet
 
@@ -47,15 +47,13 @@ def matrix_rules(item: str) -> tuple[str, RulesConfig]:
             raise InputError(f"--rules {item!r}: not a JSON object ({exc.msg})") from None
         if not isinstance(changes, dict):
             raise InputError(f"--rules {item!r}: not a JSON object")
-        base = load_rules("tournament").to_dict()
-        unknown = sorted(set(changes) - set(base))
-        if unknown:
-            raise InputError(f"--rules {item!r}: unknown rule key(s) {unknown}")
-        return label or ",".join(f"{k}={v}" for k, v in changes.items()), load_rules({**base, **changes})
-    if text in VARIANTS:
-        return label or text, load_rules({**load_rules("tournament").to_dict(), **VARIANTS[text]})
+        try:
+            rules = rules_with(changes)
+        except ValueError as exc:
+            raise InputError(f"--rules {item!r}: {exc}") from None
+        return label or ",".join(f"{k}={v}" for k, v in changes.items()), rules
     try:
-        rules = load_rules(text)
+        rules = rules_with(VARIANTS[text]) if text in VARIANTS else load_rules(text)
     except ValueError as exc:
         raise InputError(f"--rules {item!r}: {exc}") from None
     return label or (Path(text).stem if Path(text).suffix else text), rules

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from spades_env.eval.duplicate import BoardResult
+from spades_env.eval.boards import BoardResult
 
 Z95 = 1.959963984540054
 

@@ -24,7 +24,8 @@ import numpy as np
 
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.core.validate import InputError
-from spades_env.eval.duplicate import BoardResult, make_jobs, play_boards
+from spades_env.eval.boards import BoardResult, make_jobs
+from spades_env.eval.duplicate import play_boards
 from spades_env.eval.match import parse_team, spec_name, team_label
 from spades_env.eval.stats import summarize
 from spades_env.policies.registry import PolicySpec

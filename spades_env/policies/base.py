@@ -7,7 +7,8 @@ legal-action mask (see :mod:`spades_env.core.observation`).
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Hashable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -21,6 +22,61 @@ class Policy(Protocol):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """Pick a legal action given the seat's observation vector and ``int8[70]`` mask."""
         ...
+
+
+@runtime_checkable
+class BatchPolicy(Policy, Protocol):
+    """A Policy that can also decide many games in one call (a network's one forward pass, a
+    compiled bot's one kernel call). The arena, the driver and training ask for this form
+    through :func:`act_rows`, never by a policy's class.
+
+    Policies whose :meth:`batch_key` values are equal (and not ``None``) decide together:
+    ``policies[0].act_batch(obs, masks, peers=policies)`` returns row ``i``'s action exactly as
+    ``policies[i].act(obs[i], masks[i])`` called for ``i = 0, 1, ...`` would (each peer's own
+    generator drawing for its own rows, in row order)."""
+
+    def batch_key(self) -> Hashable | None:
+        """What this policy can decide together with (``None``: only alone, with ``act``)."""
+        ...
+
+    def act_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray, peers: Sequence[Any] | None = None
+    ) -> np.ndarray:
+        """``int64 [B]``: row ``i`` decided by ``peers[i]`` (default: this policy for every row)."""
+        ...
+
+
+def acts_as(policy: Any, cls: type) -> bool:
+    """Whether ``policy`` acts with ``cls.act`` itself (a subclass that overrides ``act`` does
+    not, so it must not take ``cls``'s batched form)."""
+    return getattr(type(policy), "act", None) is cls.act
+
+
+def batch_key_of(policy: Any) -> Hashable | None:
+    """``policy.batch_key()`` for a :class:`BatchPolicy`, ``None`` for any other Policy."""
+    key = getattr(policy, "batch_key", None)
+    return key() if key is not None else None
+
+
+def act_rows(policies: Sequence[Policy], observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+    """``int64 [B]``: row ``i``'s action by ``policies[i]`` from ``observations[i]`` and
+    ``action_masks[i]``, identical to calling ``policies[i].act`` for every row in order; the
+    rows of policies with one :meth:`BatchPolicy.batch_key` are decided in one ``act_batch``
+    call, any other policy's rows one ``act`` call each (on copies of its rows)."""
+    b = len(policies)
+    out = np.empty(b, dtype=np.int64)
+    groups: dict[Hashable | None, list[int]] = {}
+    for i, p in enumerate(policies):
+        groups.setdefault(batch_key_of(p), []).append(i)
+    for key, rows in groups.items():
+        if key is None:
+            for i in rows:
+                out[i] = int(policies[i].act(observations[i].copy(), action_masks[i].copy()))
+            continue
+        idx = np.asarray(rows, dtype=np.int64)
+        peers = [policies[i] for i in rows]
+        out[idx] = peers[0].act_batch(observations[idx], action_masks[idx], peers=peers)  # type: ignore[attr-defined]
+    return out
 
 
 def learner_seats_of(learner_seats: tuple[int, ...] | list[int] | None, num_seats: int) -> tuple[int, ...]:
@@ -50,3 +106,24 @@ class RandomPolicy:
         if legal.size == 0:
             raise ValueError("RandomPolicy.act: the action mask has no legal action")
         return int(legal[self.rng.integers(legal.size)])
+
+    def batch_key(self) -> Hashable | None:
+        """Random policies decide together (each row with its own policy's generator)."""
+        return ("random",) if acts_as(self, RandomPolicy) else None
+
+    def act_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray, peers: Sequence[Any] | None = None
+    ) -> np.ndarray:
+        """``int64 [B]``: row ``i``'s action as ``peers[i].act`` would draw it, in row order."""
+        legal = np.asarray(action_masks) != 0
+        policies = peers if peers is not None else [self] * len(legal)
+        counts = legal.sum(axis=1)
+        if (counts == 0).any():
+            raise ValueError("RandomPolicy.act: the action mask has no legal action")
+        k = np.array([p.rng.integers(int(c)) for p, c in zip(policies, counts, strict=True)], dtype=np.int64)
+        rank = np.cumsum(legal, axis=1) - 1  # the k-th legal action of each row: flatnonzero(mask)[k]
+        return np.argmax(legal & (rank == k[:, None]), axis=1).astype(np.int64)
+
+    def with_seed(self, seed: int | None) -> RandomPolicy:
+        """A fresh random policy with its own generator seeded ``seed``."""
+        return RandomPolicy(seed)

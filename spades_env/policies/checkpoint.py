@@ -14,7 +14,7 @@ anywhere ``spades_env`` is installed:
   length, a JSON header of names, dtypes, shapes and byte offsets, then the raw data) into
   NumPy arrays; it never unpickles.
 * :class:`NumpyActor` is the actor of ``training.network.ActorCritic`` (Linear+ReLU layers,
-  a linear output, masked logits) as a NumPy forward pass; ``tests/test_checkpoint.py``
+  a linear output, masked logits) as a NumPy forward pass; ``tests/policies/test_checkpoint.py``
   checks it against the torch network on the shipped checkpoint and on random weights.
 * :func:`load_policy` gives a :class:`CheckpointPolicy` (the Policy protocol); its
   ``act_batch(obs[B], mask[B])`` decides a batch in one forward pass, and
@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,15 +40,14 @@ from spades_env.core.actions import NUM_ACTIONS, action_to_str
 from spades_env.core.jit import jit
 from spades_env.core.observation import (
     OBS_SIZE,
-    OBS_V1_SIZE,
     OBS_VERSION,
     STATE_VEC_SIZE,
-    convert_observation,
     score_clip_bounds,
     score_clip_ok,
 )
 from spades_env.core.rules import RulesConfig, RulesError, load_rules, rules_from_dict
 from spades_env.core.validate import SpadesError
+from spades_env.policies.base import acts_as
 
 FORMAT = "spades_env.checkpoint/1"
 MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
@@ -56,9 +56,9 @@ STATE_FILE, STATE_JSON = "train_state.safetensors", "train_state.json"
 MASKED_LOGIT = -1.0e8
 """Logit of an illegal action: exp() of it underflows to exactly 0 after the softmax."""
 
-OBS_SIZES = {1: (OBS_V1_SIZE, OBS_V1_SIZE + 2 * 4 * 52), OBS_VERSION: (OBS_SIZE, STATE_VEC_SIZE)}
-"""Observation versions a checkpoint may have been trained on: (observation, critic input) sizes;
-an older version's observation is converted for it (``spades_env.core.observation.convert_observation``)."""
+OBS_SIZES = {OBS_VERSION: (OBS_SIZE, STATE_VEC_SIZE)}
+"""Observation versions a checkpoint may have been trained on: (observation, critic input) sizes.
+Only this version's: checkpoints of observation version 1 load with spades_env 0.1.0."""
 
 _MAX_WIDTH = 1 << 16  # widest hidden layer a checkpoint may declare
 
@@ -119,8 +119,8 @@ def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
     version = meta.get("obs_version")
     if not _is_int(version) or version not in OBS_SIZES:
         raise CheckpointError(
-            f"{mp}: observation version {version!r} is not one this code reads (OBS_VERSION "
-            f"{OBS_VERSION}; older versions it converts: {sorted(set(OBS_SIZES) - {OBS_VERSION})})"
+            f"{mp}: observation version {version!r} is not one this code reads (it reads version "
+            f"{OBS_VERSION}; version-1 checkpoints load with spades_env 0.1.0)"
         )
     if meta.get("actions") != action_table():
         raise CheckpointError(f"{mp}: the action table differs from this code's action ids")
@@ -249,7 +249,7 @@ def read_safetensors(path: str | Path) -> dict[str, np.ndarray]:
 
 # ---- the actor as a NumPy forward pass ----------------------------------------------------------
 class NumpyActor:
-    """The actor of ``training.network.ActorCritic`` in NumPy: ``obs [N, 771] -> logits [N, 70]``.
+    """The actor of ``training.network.ActorCritic`` in NumPy: ``obs [N, OBS_SIZE] -> logits [N, 70]``.
 
     ``weights`` holds ``actor.{2k}.weight`` (``[out, in]``, as torch's ``nn.Linear``) and
     ``actor.{2k}.bias`` for each layer ``k`` of ``hidden`` plus the output layer. With
@@ -394,7 +394,6 @@ class CheckpointPolicy:
         self.name = name
         self.meta = meta or {}
         self.rng = np.random.default_rng(seed)
-        self.obs_version = int(self.meta.get("obs_version", OBS_VERSION))
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The action for one seat: sampled (or argmax) from the masked policy."""
@@ -402,8 +401,6 @@ class CheckpointPolicy:
         if not mask.any():
             raise ValueError(f"{self.name}: the action mask has no legal action")
         obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
-        if self.obs_version != OBS_VERSION:
-            obs = convert_observation(obs, self.obs_version)
         logits = self.actor.logits(obs, mask.reshape(1, -1))[0]
         if self.deterministic:
             return int(np.argmax(logits))
@@ -413,10 +410,27 @@ class CheckpointPolicy:
         p /= p.sum()
         return int(self.rng.choice(p.size, p=p))
 
-    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """``int64 [B]``: the actions ``act`` would return for the rows in order (the
-        generator draws one number per row, row 0 first), in one forward pass."""
-        return act_policies([self] * len(observations), observations, action_masks)
+    def batch_key(self) -> Hashable | None:
+        """Checkpoint policies of one actor and ``deterministic`` setting decide together
+        (:func:`act_policies`)."""
+        if not acts_as(self, CheckpointPolicy):
+            return None
+        return ("checkpoint", id(self.actor), bool(self.deterministic))
+
+    def act_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray, peers: Sequence[Any] | None = None
+    ) -> np.ndarray:
+        """``int64 [B]``: the actions ``act`` would return for the rows in order (row ``i`` by
+        ``peers[i]``, default this policy; each generator draws one number per row, row 0
+        first), in one forward pass."""
+        policies = list(peers) if peers is not None else [self] * len(observations)
+        return act_policies(policies, observations, action_masks)
+
+    def with_seed(self, seed: int | None) -> CheckpointPolicy:
+        """The same network and settings with a fresh generator seeded ``seed``."""
+        return CheckpointPolicy(
+            self.actor, seed=seed, deterministic=self.deterministic, name=self.name, meta=self.meta
+        )
 
 
 LOGIT_TOL_ABS, LOGIT_TOL_REL = 1e-3, 1e-5
@@ -429,8 +443,8 @@ at most 1.2e-4 with logits up to 306, a twenty-fourth of the allowance there (4e
 def act_policies(
     policies: list[CheckpointPolicy], observations: np.ndarray, action_masks: np.ndarray
 ) -> np.ndarray:
-    """``int64 [B]``: row ``i`` decided by ``policies[i]`` (checkpoint policies of one actor,
-    observation version and ``deterministic`` setting), exactly as ``policies[i].act(obs[i],
+    """``int64 [B]``: row ``i`` decided by ``policies[i]`` (checkpoint policies of one actor
+    and ``deterministic`` setting), exactly as ``policies[i].act(obs[i],
     mask[i])`` called for ``i = 0, 1, ...``, with one forward pass for the batch.
 
     How the results stay identical to ``act``: a row's logits from the batch may differ from
@@ -461,16 +475,14 @@ def act_policies(
         if (
             p.actor is not first.actor
             or p.deterministic != first.deterministic
-            or p.obs_version != first.obs_version
         ):
             raise ValueError(
-                "act_policies: the policies must share one actor, obs version and deterministic setting"
+                "act_policies: the policies must share one actor and deterministic setting"
             )
     legal = mask != 0
     if not legal.any(axis=1).all():
         i = int(np.flatnonzero(~legal.any(axis=1))[0])
         raise ValueError(f"{policies[i].name}: the action mask of row {i} has no legal action")
-    x = obs if first.obs_version == OBS_VERSION else convert_observation(obs, first.obs_version)
     # each row's u in row order (a generator shared by rows draws as act called row by row would)
     u = None if first.deterministic else np.array([p.rng.random() for p in policies])
     forced = legal.sum(axis=1) == 1  # one legal action: act returns it whatever the logits
@@ -478,13 +490,13 @@ def act_policies(
     rows = np.flatnonzero(~forced)
     if rows.size == 0:
         return out
-    xr, legal_r = x[rows], legal[rows]
+    xr, legal_r = obs[rows], legal[rows]
     raw = first.actor.forward_batch(xr)
     tol = LOGIT_TOL_ABS + LOGIT_TOL_REL * np.abs(raw).max(axis=1)
     logits = np.where(legal_r, raw, np.float32(MASKED_LOGIT))
 
     def alone(i: int) -> np.ndarray:  # row i of the batch computed as act computes it
-        return first.actor.logits(x[i : i + 1], mask[i : i + 1])[0]
+        return first.actor.logits(obs[i : i + 1], mask[i : i + 1])[0]
 
     n = rows.size
     if first.deterministic:

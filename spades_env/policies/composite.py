@@ -16,6 +16,7 @@ the shipped ``spades4_v1`` is one.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy as np
 from spades_env.core import layout as L
 from spades_env.core.actions import MAX_BID, bid_action
 from spades_env.core.observation import O_PHASE, OBS_SIZE, public_bids
+from spades_env.policies.base import act_rows, acts_as
 
 DEFENDED_BIDS = {"blind_nil": L.BID_BLIND_NIL, "nil": 0}
 """The names ``policy.search_defence_against`` may list, and the bid (as ``public_bids``
@@ -100,7 +102,7 @@ def _rows_after(
 
 
 class SearchDefencePolicy:
-    """``net`` (a :class:`~spades_env.policies.checkpoint.CheckpointPolicy`) everywhere, ``search`` (a
+    """``net`` (a Policy: the agent's network) everywhere, ``search`` (a
     bot) at the card plays :func:`searched_rows` selects for ``against`` and ``cover``, and the
     network's bids after both the partner's and an opponent's Nil lowered by ``bid_shade``
     tricks (:func:`shade_bids`; 0, the default, leaves them) (Policy protocol)."""
@@ -136,17 +138,24 @@ class SearchDefencePolicy:
             action = int(shade_bids(np.array([action]), np.array([True]), action_mask, self.bid_shade)[0])
         return action
 
-    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """``int64 [B]``: the actions ``act`` would return for the rows in order."""
-        return act_search_defence([self] * len(observations), observations, action_masks)
+    def batch_key(self) -> Hashable | None:
+        """Composites decide together (:func:`act_search_defence`)."""
+        return ("search_defence",) if acts_as(self, SearchDefencePolicy) else None
+
+    def act_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray, peers: Sequence[Any] | None = None
+    ) -> np.ndarray:
+        """``int64 [B]``: the actions ``act`` would return for the rows in order (row ``i`` by
+        ``peers[i]``, default this policy)."""
+        policies = list(peers) if peers is not None else [self] * len(observations)
+        return act_search_defence(policies, observations, action_masks)
 
 
 def act_search_defence(policies: list[SearchDefencePolicy], obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Row ``i``'s action by ``policies[i]``, as its ``act`` would give: the networks decide
-    the other rows together (one forward pass, :func:`~spades_env.policies.checkpoint.act_policies`),
-    their bids shaded as each policy's ``bid_shade`` says, each bot its own rows in order."""
-    from spades_env.policies.checkpoint import act_policies
-
+    the other rows together (:func:`~spades_env.policies.base.act_rows`: one forward pass for
+    networks with a batched form), their bids shaded as each policy's ``bid_shade`` says, each
+    bot its own rows in order."""
     out = np.empty(len(policies), dtype=np.int64)
     searched = np.zeros(len(policies), dtype=bool)
     kinds = [(p.against, p.cover) for p in policies]
@@ -156,7 +165,7 @@ def act_search_defence(policies: list[SearchDefencePolicy], obs: np.ndarray, mas
         searched[rows] = _rows_after(obs[rows], mask[rows], first._wanted, first._covered)
     rows = np.flatnonzero(~searched)
     if rows.size:
-        out[rows] = act_policies([policies[i].net for i in rows.tolist()], obs[rows], mask[rows])
+        out[rows] = act_rows([policies[i].net for i in rows.tolist()], obs[rows], mask[rows])
         shades = np.array([policies[i].bid_shade for i in rows.tolist()], dtype=np.int64)
         for shade in set(shades[shades > 0].tolist()):
             sub = rows[shades == shade]

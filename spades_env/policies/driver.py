@@ -22,7 +22,7 @@ import numpy as np
 
 from spades_env.core.episode import RUNNING
 from spades_env.core.game import SpadesGame, StepResult
-from spades_env.policies.base import Policy
+from spades_env.policies.base import Policy, act_rows
 
 Seated = Mapping[int, Policy] | Sequence[Policy]
 """Policies by seat: a ``{seat: Policy}`` dict (seats not in it are not driven) or one per seat."""
@@ -111,14 +111,16 @@ def seated_actions(
     active: np.ndarray | None = None,
 ) -> np.ndarray:
     """``out[i]`` = the action of game ``i``'s seat to act (``seat[i]``) from its own
-    ``obs[i]`` and ``mask[i]``, for every game (or where ``active[i]``); returns ``out``."""
-    games = range(len(seat)) if active is None else np.flatnonzero(active)
+    ``obs[i]`` and ``mask[i]``, for every game (or where ``active[i]``); returns ``out``.
+    Policies with a batched form decide their games in one call
+    (:func:`~spades_env.policies.base.act_rows`), the same actions as one ``act`` per game."""
+    games = np.arange(len(seat)) if active is None else np.flatnonzero(active)
     if callable(policy_of) and not isinstance(policy_of, Mapping):
-        for i in games:
-            out[i] = policy_of(int(i), int(seat[i])).act(obs[i], mask[i])
+        policies = [policy_of(int(i), int(seat[i])) for i in games]
     else:
-        for i in games:
-            out[i] = policy_of[int(seat[i])].act(obs[i], mask[i])
+        policies = [policy_of[int(seat[i])] for i in games]
+    if len(games):
+        out[games] = act_rows(policies, obs[games], mask[games])
     return out
 
 

@@ -10,11 +10,15 @@ training, behaviour cloning and the arena), with numba's threads.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
+from typing import Any
+
 import numpy as np
 
 from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.observation import OBS_SIZE
 from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.policies.base import acts_as
 from spades_env.policies.bots.blind_value import MODE_ALWAYS_BLIND, MODE_EV, MODE_NEVER_BLIND, blind_model
 from spades_env.policies.bots.l2 import (
     estimate_tricks,
@@ -92,6 +96,29 @@ class HeuristicPolicy:
         if a < 0:
             raise RuntimeError(f"{type(self).__name__} chose an illegal action; legal: {list(np.flatnonzero(mask))}")
         return a
+
+    def batch_key(self) -> Hashable | None:
+        """L2 and ``blind`` decide together in one compiled call (each row with its policy's
+        Blind Nil mode)."""
+        return ("heuristic",) if acts_as(self, HeuristicPolicy) else None
+
+    def act_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray, peers: Sequence[Any] | None = None
+    ) -> np.ndarray:
+        """``int64 [B]``: row ``i``'s action by ``peers[i]`` (default this policy); L2 is
+        deterministic, and a row with one legal action takes it without a call."""
+        legal = np.asarray(action_masks) != 0
+        policies = peers if peers is not None else [self] * len(legal)
+        out = np.argmax(legal, axis=1).astype(np.int64)
+        rows = np.flatnonzero(legal.sum(axis=1) != 1)
+        if rows.size:
+            modes = np.array([policies[i].mode for i in rows.tolist()], dtype=np.int64)
+            out[rows] = heuristic_actions(observations[rows], action_masks[rows], modes)
+        return out
+
+    def with_seed(self, seed: int | None) -> HeuristicPolicy:
+        """A fresh policy of this kind for the same rules (L2 draws no random numbers)."""
+        return type(self)(self.rules, seed=seed)
 
 
 class BlindNilPolicy(HeuristicPolicy):

@@ -14,9 +14,7 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
 from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE  # noqa: E402
 from training import network  # noqa: E402

@@ -8,8 +8,8 @@ import re
 
 import numpy as np
 import pytest
-from conftest import do, hands_from_strings, one_suit_deal, play_hand
 
+from helpers.game import do, hands_from_strings, one_suit_deal, play_hand
 from spades_env.core import IllegalActionError, RulesConfig, RulesError, SpadesGame, load_rules, preset_names
 from spades_env.core.game import DealError
 from spades_env.core.rules import presets_dir
@@ -285,3 +285,16 @@ def test_bad_stock_is_refused_with_state_unchanged():
     with pytest.raises(DealError, match="stock"):
         game.set_hand(hands=hands_from_strings(*[" ".join(h) for h in GOOD]))
     assert_unchanged(game, snap)
+
+
+def test_rules_with_applies_changes_on_a_base_and_names_unknown_keys():
+    from spades_env.core.rules import RulesError, rules_with
+
+    no_blind = rules_with({"blind_nil": False, "blind_nil_exchange": 0})
+    assert no_blind == load_rules("tournament").replace(blind_nil=False, blind_nil_exchange=0)
+    house300 = rules_with({"target_score": 300, "name": "house300"}, "house")
+    assert house300 == load_rules("house").replace(target_score=300, name="house300")
+    with pytest.raises(RulesError, match=r"unknown rule key\(s\) \['bag_limt'\]"):
+        rules_with({"bag_limt": 7})
+    with pytest.raises(RulesError, match="mapping"):
+        rules_with(["target_score", 300])  # type: ignore[arg-type]

@@ -16,7 +16,6 @@ from spades_env.core.rng import seed_to_rng
 from spades_env.core.rules import load_rules, preset_names
 from spades_env.envs import vector
 from spades_env.envs.vector import (
-    CompiledRandomLegal,
     RandomLegal,
     VectorSpades,
     next_game_seed,
@@ -439,69 +438,18 @@ def test_parallel_kernels_give_the_same_games(B, obs_dtype):
     assert np.array_equal(s.state_vectors(), p.state_vectors())
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3])
-def test_random_legal_picks_legal_actions_of_real_games(threads):
-    """The numpy sampler the benchmark uses: every action legal (step raises otherwise), in
-    every phase of real games, one or several sampler threads; the same seed, the same
-    actions."""
-    v = VectorSpades(37, "tournament", episode="hand", seed=5)
-    w = VectorSpades(37, "tournament", episode="hand", seed=5)
-    sa, sb = RandomLegal(37, seed=9, threads=threads), RandomLegal(37, seed=9, threads=threads)
-    ra, rb = v._result(), w._result()
-    phases = set()
-    for _ in range(500):
-        a, b = sa(ra.mask), sb(rb.mask)
-        assert a.dtype == np.int64 and a.shape == (37,)
-        assert np.all(ra.mask[np.arange(37), a] == 1)
-        assert np.array_equal(a, b)
-        phases.update(int(x) for x in v.states[:, L.PHASE])
-        ra, rb = v.step(a), w.step(b)
-    assert {L.PH_BLIND, L.PH_BID, L.PH_PLAY} <= phases
-
-
-@pytest.mark.parametrize("threads", [1, 2])
-def test_random_legal_is_uniform_over_the_legal_actions(threads):
-    """Each legal action of a mask is chosen with probability 1 / (number legal), every one
-    of the 70 positions included; illegal ones never (counts within 5 standard deviations)."""
-    B = 4000
-    rng = np.random.default_rng(0)
-    mask = np.zeros((B, 70), dtype=np.int8)
-    mask[: B // 2, [0, 13, 51, 52, 66, 69]] = 1  # first half: 6 legal actions
-    mask[B // 2 :, 40:54] = 1  # second half: 14 legal actions
-    sample = RandomLegal(B, seed=rng, threads=threads)
-    counts = np.zeros((2, 70))
-    reps = 60
-    for _ in range(reps):
-        a = sample(mask)
-        counts[0] += np.bincount(a[: B // 2], minlength=70)
-        counts[1] += np.bincount(a[B // 2 :], minlength=70)
-    for half, legal in ((0, [0, 13, 51, 52, 66, 69]), (1, list(range(40, 54)))):
-        n = reps * B // 2
-        p = 1 / len(legal)
-        assert counts[half].sum() == n
-        assert counts[half][np.setdiff1d(np.arange(70), legal)].sum() == 0
-        assert np.all(np.abs(counts[half][legal] - n * p) < 5 * np.sqrt(n * p * (1 - p)))
-
-
-def test_random_legal_bad_input():
-    with pytest.raises(ValueError, match="shape"):
-        RandomLegal(4)(np.ones((5, 70), dtype=np.int8))
-    with pytest.raises(ValueError, match="threads"):
-        RandomLegal(4, threads=0)
-
-
-def test_compiled_random_legal_plays_real_games_and_is_reproducible():
-    """The compiled sampler: every action legal in every phase of real games (step raises
+def test_random_legal_plays_real_games_and_is_reproducible():
+    """The batched random sampler: every action legal in every phase of real games (step raises
     otherwise), the same seed the same actions, another seed other actions."""
     v = VectorSpades(37, "tournament", episode="hand", seed=5)
     w = VectorSpades(37, "tournament", episode="hand", seed=5)
     sa, sb, sc = (
-        CompiledRandomLegal(37, seed=9),
-        CompiledRandomLegal(37, seed=9),
-        CompiledRandomLegal(37, seed=10),
+        RandomLegal(37, seed=9),
+        RandomLegal(37, seed=9),
+        RandomLegal(37, seed=10),
     )
     ra, rb = v._result(), w._result()
-    sp = CompiledRandomLegal(37, seed=9, parallel=True)  # rows over numba's threads: the same draws
+    sp = RandomLegal(37, seed=9, parallel=True)  # rows over numba's threads: the same draws
     phases, differ = set(), False
     for _ in range(500):
         a, b = sa(ra.mask), sb(rb.mask)
@@ -527,7 +475,7 @@ def test_chunk_bounds_cover_the_games_once(n):
     assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
 
 
-def test_compiled_random_legal_is_uniform_over_the_legal_actions():
+def test_random_legal_is_uniform_over_the_legal_actions():
     """Each legal action with probability 1 / (number legal), the first and last of the 70
     included; illegal ones never (counts within 5 standard deviations); bool masks too."""
     B = 4000
@@ -535,7 +483,7 @@ def test_compiled_random_legal_is_uniform_over_the_legal_actions():
     legal = ([0, 13, 51, 52, 66, 69], list(range(40, 54)))
     mask[: B // 2, legal[0]] = 1
     mask[B // 2 :, legal[1]] = 1
-    sample = CompiledRandomLegal(B, seed=3)
+    sample = RandomLegal(B, seed=3)
     counts = np.zeros((2, 70))
     reps = 60
     for r in range(reps):
@@ -548,16 +496,16 @@ def test_compiled_random_legal_is_uniform_over_the_legal_actions():
         assert np.all(np.abs(counts[half][legal[half]] - n * p) < 5 * np.sqrt(n * p * (1 - p)))
 
 
-def test_compiled_random_legal_bad_input_and_empty_rows():
-    sample = CompiledRandomLegal(3, seed=0)
+def test_random_legal_bad_input_and_empty_rows():
+    sample = RandomLegal(3, seed=0)
     with pytest.raises(ValueError, match="shape"):
         sample(np.ones((4, 70), dtype=np.int8))
     with pytest.raises(ValueError, match="int8"):
         sample(np.ones((3, 70), dtype=np.float32))
     with pytest.raises(ValueError, match="seed"):
-        CompiledRandomLegal(3, seed=-1)
+        RandomLegal(3, seed=-1)
     with pytest.raises(TypeError, match="parallel must be true or false"):
-        CompiledRandomLegal(3, seed=0, parallel="yes")
+        RandomLegal(3, seed=0, parallel="yes")
     mask = np.ones((3, 70), dtype=np.int8)
     mask[1] = 0
     a = sample(mask)

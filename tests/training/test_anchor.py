@@ -15,8 +15,7 @@ pytest.importorskip("safetensors")
 
 # test_training puts the source tree on sys.path (training/ is a top-level package of it) and
 # has the smoke config, the fast overrides and the one-thread fixture
-from test_training import FAST, ROOT, SMOKE, _one_thread  # noqa: E402, F401
-
+from helpers.training import FAST, ROOT, SMOKE, one_thread  # noqa: E402, F401
 from training.config import ConfigError  # noqa: E402
 from training.network import masked_kl  # noqa: E402
 from training.ppo import load_train_config, train  # noqa: E402

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spades_env.core.game import SpadesGame
-from spades_env.core.observation import OBS_SIZE, OBS_VERSION, encode_observation
+from helpers.observations import game_observations
+from spades_env.core.observation import OBS_SIZE, OBS_VERSION
 from spades_env.core.rules import load_rules
 from spades_env.policies.checkpoint import (
     OBS_SIZES,
@@ -31,33 +31,9 @@ from spades_env.policies.checkpoint import (
     read_safetensors,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "checkpoints" / "spades4_net_v1"
 
-
-def _game_observations(n: int = 200, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
-    """Observations and masks of the seat to act along a random game."""
-    game = SpadesGame(load_rules("tournament"), seed=seed)
-    rng = np.random.default_rng(seed)
-    obs, masks = [], []
-    buf = np.zeros(OBS_SIZE, dtype=np.float32)
-    while len(obs) < n and not game.is_over:
-        if game.is_hand_over:
-            game.next_hand()
-            continue
-        encode_observation(game.state, game.params, game.current_player, buf)
-        obs.append(buf.copy())
-        masks.append(game.legal_mask())
-        game.apply(int(rng.choice(game.legal_actions())))
-    return np.array(obs), np.array(masks)
-
-
-def _as_version(obs: np.ndarray, version: int) -> np.ndarray:
-    if version == OBS_VERSION:
-        return obs
-    from spades_env.core.observation import convert_observation
-
-    return convert_observation(obs, version)
 
 
 # ---- the NumPy forward pass against the torch network --------------------------------------------
@@ -80,8 +56,8 @@ def test_numpy_actor_matches_torch_on_the_shipped_checkpoint():
     tensors = read_safetensors(SHIPPED / "model.safetensors")
     net = _torch_net(meta, tensors)
     actor = NumpyActor(tensors, meta["arch"]["hidden"], obs_size=OBS_SIZES[meta["obs_version"]][0])
-    obs, masks = _game_observations()
-    x = _as_version(obs, meta["obs_version"])
+    obs, masks = game_observations()
+    x = obs
     rng = np.random.default_rng(0)
     x = np.concatenate([x, rng.random(x.shape, dtype=np.float32)])  # and arbitrary inputs
     masks = np.concatenate([masks, masks])
@@ -116,8 +92,8 @@ def test_the_loaded_policy_plays_as_the_torch_network():
 
     meta = json.loads((SHIPPED / "meta.json").read_text())
     net = _torch_net(meta, read_safetensors(SHIPPED / "model.safetensors"))
-    obs, masks = _game_observations(150, seed=9)
-    x = torch.from_numpy(np.ascontiguousarray(_as_version(obs, meta["obs_version"])))
+    obs, masks = game_observations(150, seed=9)
+    x = torch.from_numpy(np.ascontiguousarray(obs))
     with torch.no_grad():
         logits = net.logits(x, torch.from_numpy(masks)).double()
     ours = load(str(SHIPPED), seed=3)

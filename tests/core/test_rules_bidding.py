@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import (
+
+from helpers.game import (
     bid_hand,
     do,
     finish_hand,
@@ -16,7 +17,6 @@ from conftest import (
     state_field,
     turn_order,
 )
-
 from spades_env.core import IllegalActionError, SpadesGame
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_arena import FIRST, LAST, FirstLegal, LastLegal
 
+from helpers.arena import FIRST, LAST, FirstLegal, LastLegal
 from spades_env.cli import main
 from spades_env.core import layout as L
 from spades_env.core.game import SpadesGame
@@ -16,7 +16,8 @@ from spades_env.core.rules import load_rules
 from spades_env.core.validate import InputError
 from spades_env.eval import match as arena_match
 from spades_env.eval.batched import play_boards_batched
-from spades_env.eval.duplicate import make_jobs, play_board, play_boards, run_duplicate, seatings
+from spades_env.eval.boards import make_jobs, play_board, seatings
+from spades_env.eval.duplicate import play_boards, run_duplicate
 from spades_env.eval.gauntlet import run_gauntlet
 from spades_env.eval.stats import summarize
 from spades_env.eval.tournament import run_mixed_table

@@ -13,9 +13,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from test_sparse_input import _real_observations  # noqa: E402
-from test_training import FAST, SMOKE, _one_thread  # noqa: E402, F401
-
+from helpers.observations import real_observations  # noqa: E402
+from helpers.training import FAST, SMOKE, one_thread  # noqa: E402, F401
 from spades_env.core.actions import NUM_ACTIONS  # noqa: E402
 from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE  # noqa: E402
 from training.config import ConfigError  # noqa: E402
@@ -40,7 +39,7 @@ def _net() -> ActorCritic:
 
 
 def test_bf16_outputs_float32_and_close_to_float32():
-    obs, full = _real_observations()
+    obs, full = real_observations()
     masks = np.zeros((len(obs), NUM_ACTIONS), dtype=np.int8)
     rng = np.random.default_rng(0)
     for row in masks:  # a few legal actions a row, the rest illegal

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,9 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
 from spades_env.core.observation import O_SCORES, OBS_SIZE, obs_bounds  # noqa: E402
 from spades_env.core.rules import load_rules  # noqa: E402
@@ -93,7 +90,7 @@ def test_fit_same_with_sparse_and_dense_inputs():
     # Two epochs of Adam amplify float rounding where a ReLU unit sits at its kink: on an
     # AVX-512 Xeon one hidden unit of 32 took another path (its row off by up to 1.2e-3, 124 of
     # 25,696 first-layer weights, 1 of 32 biases), on the AMD EPYC none. So: 95% of each
-    # tensor to 1e-4, all of it to 5e-3 (tests/test_sparse_input.py checks one step exactly).
+    # tensor to 1e-4, all of it to 5e-3 (tests/training/test_sparse_input.py checks one step exactly).
     for (name, p), (_, q) in zip(dense.actor.named_parameters(), sparse.actor.named_parameters(), strict=True):
         p, q = p.detach(), q.detach()
         close = (q - p).abs() <= 1e-5 + 1e-4 * p.abs()

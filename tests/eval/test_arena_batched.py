@@ -13,12 +13,13 @@ from spades_env.core.game import SpadesGame
 from spades_env.core.observation import OBS_SIZE
 from spades_env.core.rules import load_rules
 from spades_env.envs.vector import RandomLegal, VectorSpades
-from spades_env.eval.batched import decide, play_boards_batched
-from spades_env.eval.duplicate import make_jobs, play_boards
-from spades_env.policies.base import RandomPolicy
+from spades_env.eval.batched import play_boards_batched
+from spades_env.eval.boards import make_jobs
+from spades_env.eval.duplicate import play_boards
+from spades_env.policies.base import RandomPolicy, act_rows
 from spades_env.policies.checkpoint import CheckpointPolicy, NumpyActor, act_policies, load_policy
 
-SHIPPED = str(Path(__file__).resolve().parents[1] / "checkpoints" / "spades4_net_v1")
+SHIPPED = str(Path(__file__).resolve().parents[2] / "checkpoints" / "spades4_net_v1")
 
 
 def sampling_checkpoint(seed, rules):
@@ -119,7 +120,7 @@ def test_decide_random_and_heuristic_rows():
         return [RandomPolicy(1), RandomPolicy(2), HeuristicPolicy(), BlindNilPolicy(), GreedyPolicy(seed=3)]
 
     mine, twins = pool(), pool()
-    got = decide([mine[i % 5] for i in range(len(obs))], obs, masks)
+    got = act_rows([mine[i % 5] for i in range(len(obs))], obs, masks)
     assert got.tolist() == [twins[i % 5].act(o, m) for i, (o, m) in enumerate(zip(obs, masks, strict=True))]
 
 

@@ -21,7 +21,7 @@ from spades_env.policies.composite import SearchDefencePolicy, searched_rows
 from spades_env.policies.registry import resolve_policy
 from training.rules_family import load_family
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Recorder:

@@ -6,7 +6,8 @@ Seats N, E, S, W = 0..3. With dealer W (3), N bids first and leads the first tri
 from __future__ import annotations
 
 import pytest
-from conftest import (
+
+from helpers.game import (
     bid_hand,
     cards,
     do,
@@ -17,7 +18,6 @@ from conftest import (
     play_hand,
     state_field,
 )
-
 from spades_env.core import IllegalActionError, SpadesGame, load_rules
 from spades_env.core import layout as L
 from spades_env.core.game import HandLog

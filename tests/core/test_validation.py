@@ -1,6 +1,6 @@
 """Every bad input at a public boundary is a clear error of the documented type, naming the
 input, the value and what is allowed, and changes nothing (issue 13). In process: the Python
-API. The CLI and the inputs that once crashed the interpreter are in tests/test_cli_errors.py.
+API. The CLI and the inputs that once crashed the interpreter are in tests/cli/test_cli_errors.py.
 """
 
 from __future__ import annotations

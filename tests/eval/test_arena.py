@@ -7,46 +7,21 @@ import json
 import numpy as np
 import pytest
 
+from helpers.arena import FIRST, LAST, RAND, Factory, FirstLegal, LastLegal
 from spades_env.cli import main
 from spades_env.core import layout as L
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import RulesConfig
 from spades_env.core.scoring import score_hand
 from spades_env.eval import match as arena_match
-from spades_env.eval.duplicate import BoardResult, Seating, make_jobs, play_board, run_duplicate, seatings
+from spades_env.eval.boards import BoardResult, Seating, make_jobs, play_board, seatings
+from spades_env.eval.duplicate import run_duplicate
 from spades_env.eval.stats import bootstrap_ci, summarize, wilson_ci
 from spades_env.eval.tournament import draw_bracket, run_bracket, run_mixed_table, run_round_robin
 from spades_env.policies import registry
 from spades_env.policies.base import RandomPolicy
 
 RULES = RulesConfig().replace(max_hands=3)
-
-
-class FirstLegal:
-    """Deterministic given the observation: the lowest legal action id."""
-
-    def act(self, observation, action_mask):
-        return int(np.flatnonzero(action_mask)[0])
-
-
-class LastLegal:
-    """Deterministic: the highest legal action id (sees its cards, then bids 13)."""
-
-    def act(self, observation, action_mask):
-        return int(np.flatnonzero(action_mask)[-1])
-
-
-class Factory:
-    """A picklable named policy factory ``f(seed, rules)``."""
-
-    def __init__(self, name: str, kind: str) -> None:
-        self.name, self.kind = name, kind
-
-    def __call__(self, seed, rules):
-        return {"first": FirstLegal, "last": LastLegal}.get(self.kind, lambda: RandomPolicy(seed))()
-
-
-FIRST, LAST, RAND = Factory("first", "first"), Factory("last", "last"), Factory("rand", "random")
 
 
 # ---- confidence intervals ----------------------------------------------------------------

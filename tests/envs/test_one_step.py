@@ -29,7 +29,7 @@ from spades_env.envs.vector import VectorSpades
 from spades_env.policies.base import RandomPolicy
 from spades_env.policies.driver import drive, seated_actions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHORT = {"max_hands": 3}
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,24 +14,13 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # training/ is a top-level package of the source tree
-    sys.path.insert(0, str(ROOT))
-
+from helpers.training import FAST, ROOT, SMOKE, one_thread  # noqa: E402, F401
 from spades_env.core.observation import OBS_SIZE, OBS_VERSION  # noqa: E402
 from spades_env.core.rules import load_rules  # noqa: E402
 from training.checkpoint import CheckpointError, load_checkpoint, load_meta  # noqa: E402
 from training.config import ConfigError  # noqa: E402
 from training.network import masked_entropy, masked_logits  # noqa: E402
 from training.ppo import Trainer, load_train_config, train  # noqa: E402
-
-SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
-FAST = ["tensorboard=false", "eval_boards=0", "progress=false"]
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
 
 
 # ---- configs -------------------------------------------------------------------------------

@@ -11,8 +11,17 @@ import random
 
 import numpy as np
 import pytest
-from conftest import bid_hand, do, finish_hand, full_suit, legal_cards, obs_cards, play_random, state_field
 
+from helpers.game import (
+    bid_hand,
+    do,
+    finish_hand,
+    full_suit,
+    legal_cards,
+    obs_cards,
+    play_random,
+    state_field,
+)
 from spades_env.core import IllegalActionError, SpadesGame, load_rules
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_DISCARD, ACTION_KEEP, ACTION_SEE_CARDS

@@ -12,11 +12,10 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
-from test_training import FAST, SMOKE, _one_thread  # noqa: E402, F401
-
+from helpers.observations import real_observations  # noqa: E402
+from helpers.training import FAST, SMOKE, one_thread  # noqa: E402, F401
 from spades_env.core.actions import NUM_ACTIONS  # noqa: E402
 from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE  # noqa: E402
-from spades_env.envs.vector import CompiledRandomLegal, VectorSpades  # noqa: E402
 from training.network import ActorCritic  # noqa: E402
 from training.ppo import Trainer, load_train_config  # noqa: E402
 from training.sparse_input import SparseRows, sparse_linear  # noqa: E402
@@ -29,20 +28,6 @@ def _sparse_matrix(rng: np.random.Generator, n: int, m: int, density: float, dty
         return (x != 0).astype(np.uint8)
     return x
 
-
-def _real_observations(n_steps: int = 12, B: int = 32) -> tuple[np.ndarray, np.ndarray]:
-    """Observations and critic inputs (obs + every hand) of random legal games."""
-    env = VectorSpades(B, "tournament", episode="game", seed=3)
-    env.reset(seed=3)
-    sample = CompiledRandomLegal(B, 3)
-    obs, full = [], []
-    sv = np.zeros((B, STATE_VEC_SIZE), dtype=np.float32)
-    for _ in range(n_steps):
-        obs.append(env._obs.copy())
-        env.state_vectors(sv)
-        full.append(sv.copy())
-        env.step(sample(env._mask))
-    return np.concatenate(obs), np.concatenate(full)
 
 
 # ---- CSR rows --------------------------------------------------------------------------------
@@ -121,7 +106,7 @@ def test_clipped_equals_dense_clip():
 # ---- the first layer ---------------------------------------------------------------------------
 @pytest.mark.parametrize("width,out", [(OBS_SIZE, 64), (STATE_VEC_SIZE, 16)])
 def test_sparse_linear_matches_dense_on_real_inputs(width, out):
-    obs, full = _real_observations()
+    obs, full = real_observations()
     x = obs if width == OBS_SIZE else full
     torch.manual_seed(0)
     lin = torch.nn.Linear(width, out)
@@ -154,7 +139,7 @@ def test_sparse_linear_of_no_rows():
 
 @pytest.mark.parametrize("score_clip", [None, 0.5])
 def test_actor_critic_same_on_sparse_and_dense_rows(score_clip):
-    obs, full = _real_observations()
+    obs, full = real_observations()
     if score_clip is not None:
         from spades_env.core.observation import score_clip_bounds
 

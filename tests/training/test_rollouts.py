@@ -4,7 +4,6 @@ training.bc, and config errors."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,9 +11,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # training/ is a top-level package of the source tree
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
 from spades_env.core.actions import BID_BASE, NUM_ACTIONS  # noqa: E402
 from training.bc import saved_data  # noqa: E402
@@ -119,9 +116,9 @@ def test_config_errors_name_the_key(override, words):
         load_rollout_config(BIDS, [*SMALL, override])
 
 
-def test_a_policy_that_is_not_a_checkpoint_is_refused():
-    cfg = load_rollout_config(BIDS, [*SMALL[1:], "policy=heuristic"])
-    with pytest.raises(ConfigError, match="not a checkpoint policy"):
+def test_a_policy_without_a_batched_form_is_refused():
+    cfg = load_rollout_config(BIDS, [*SMALL[1:], "policy=greedy"])
+    with pytest.raises(ConfigError, match="no batched form"):
         Table(cfg, load_family(list(cfg.rules_family))[0])
 
 

@@ -14,9 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # training/ is a top-level package of the source tree
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
 from training.bc import load_bc_config, teacher_chunk  # noqa: E402
 from training.config import ConfigError  # noqa: E402

@@ -14,7 +14,8 @@ from spades_env.core import layout as L
 from spades_env.core.rules import load_rules
 from spades_env.core.validate import InputError
 from spades_env.eval import breakdown as bd
-from spades_env.eval.duplicate import BoardResult, Seating, run_duplicate
+from spades_env.eval.boards import BoardResult, Seating
+from spades_env.eval.duplicate import run_duplicate
 from spades_env.eval.match import HandRecord, PlayResult, TeamHand
 from spades_env.eval.stats import summarize
 

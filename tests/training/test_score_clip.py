@@ -30,15 +30,15 @@ from training.network import ActorCritic  # noqa: E402
 from training.ppo import load_train_config  # noqa: E402
 from training.resume import init_weights  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SC = SLICES["scores"]
 
 
 def _observations(n: int = 40, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """Observations and masks of the seat to act along a random game."""
-    from test_checkpoint import _game_observations  # tests/ is on sys.path under pytest
+    from helpers.observations import game_observations
 
-    return _game_observations(n, seed)
+    return game_observations(n, seed)
 
 
 def _with_scores(obs: np.ndarray, own: float, other: float) -> np.ndarray:

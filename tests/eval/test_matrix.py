@@ -64,7 +64,7 @@ def test_matrix_workers_default_to_the_available_cpus(monkeypatch, capsys):
     import os
 
     import spades_env.cli.matrix as matrix_mod  # the command (the matrix itself: spades_env.eval.matrix)
-    from spades_env.eval.duplicate import available_cpus
+    from spades_env.eval.boards import available_cpus
 
     assert 1 <= available_cpus() <= (os.cpu_count() or 1)
     seen = []

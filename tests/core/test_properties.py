@@ -9,10 +9,10 @@ from __future__ import annotations
 import random
 
 import numpy as np
-from conftest import play_random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.game import play_random
 from spades_env.core import IllegalActionError, RulesConfig, SpadesGame, load_rules, score_hand
 from spades_env.core import layout as L
 from spades_env.core.cards import FULL_DECK
