@@ -23,6 +23,10 @@ name                       bot
                            ``search:samples=20``
 ``cheat``                  L4: the same search on the true deal; evaluation only, NOT a
                            legal policy: it must be bound to the game (see CheatingPolicy)
+``netsearch``              PIMC over deals weighted by the network's inference, played out
+                           by the network, valued by the game score (options in
+                           :mod:`~spades_env.policies.bots.netsearch`), e.g.
+                           ``netsearch:samples=16,net=spades4_net_v1``
 =========================  ================================================================
 
 Options follow the name after a colon, comma separated: ``"search:budget=0.5,samples=64"``.
@@ -40,7 +44,7 @@ from spades_env.core.rules import RulesConfig
 from spades_env.core.validate import SpadesError, check_float, check_int
 from spades_env.policies.base import Policy, RandomPolicy
 
-POLICY_NAMES = ("random", "greedy", "heuristic", "blind", "search", "cheat")
+POLICY_NAMES = ("random", "greedy", "heuristic", "blind", "search", "cheat", "netsearch")
 _SEARCH_OPTIONS: dict[str, type] = {
     "budget": float,
     "samples": int,
@@ -60,6 +64,7 @@ _OPTIONS: dict[str, dict[str, type]] = {
     "blind": {},
     "search": dict(_SEARCH_OPTIONS),
     "cheat": dict(_SEARCH_OPTIONS),
+    "netsearch": {},  # its own options: spades_env.policies.bots.netsearch.OPTIONS
 }
 
 
@@ -88,6 +93,10 @@ def parse_policy_name(name: str) -> tuple[str, dict[str, Any]]:
     base = base.strip().lower()
     if base not in _OPTIONS:
         raise PolicyNameError(f"unknown policy {base!r} in {name!r}; known: {list(POLICY_NAMES)}")
+    if base == "netsearch":
+        from spades_env.policies.bots.netsearch import parse_options
+
+        return base, parse_options(name, opts)
     kinds = _OPTIONS[base]
     out: dict[str, Any] = {}
     if opts.strip():
@@ -140,6 +149,10 @@ def make_policy(name: str, seed: int | None = None, rules: RulesConfig | str | d
         from spades_env.policies.bots.heuristic import BlindNilPolicy
 
         return BlindNilPolicy(rules, seed=seed)
+    if base == "netsearch":
+        from spades_env.policies.bots.netsearch import NetSearchPolicy
+
+        return NetSearchPolicy(rules, seed=seed, **opts)
     from spades_env.policies.bots.search import CheatingPolicy, SearchPolicy
 
     cls = SearchPolicy if base == "search" else CheatingPolicy

@@ -1,0 +1,488 @@
+"""Network-guided search (``netsearch``): PIMC over inferred deals, played out by the network,
+valued by the score of the game.
+
+For a bid or a card to play, :class:`NetSearchPolicy`
+
+1. **samples deals** of the unseen cards consistent with everything its seat has seen (the
+   L3 sampler, :func:`~spades_env.policies.bots.search.sample_deal`: the cards each seat still
+   holds, the suits it has shown out of, the cards passed to the partner in the Blind Nil
+   exchange);
+2. **weights each deal** by how likely the network's own bidding and play make what the other
+   seats did (policy-based inference): the product, over the other seats' bids and the cards
+   they played to the current trick, of the network's probability of that action given the
+   sampled hand (one batched forward pass over all deals; each factor floored at ``floor``,
+   the log-weight scaled by ``infer``). The order of earlier tricks is not in the observation,
+   so only the current trick's cards are read this way;
+3. **plays each candidate out** on every deal with the network at every seat, each seat acting
+   on its own observation of the sampled deal (one batched forward pass per ply over all
+   deals and candidates; forced moves without one);
+4. **values each candidate** by the weighted mean, over the deals, of the score of the game
+   after the hand (``value=2``, the default): the points margin (contracts, Nils, sets, bags
+   and their penalty, from the core's scoring) minus ``bag_cost`` times each bag's weight
+   (a bag left on the books costs ``bag_penalty / bag_limit`` points later), and, once a team
+   is within ``endgame`` points of the target, the chance of winning the game (the L2 model's
+   :func:`~spades_env.policies.bots.blind_value.win_chance`) times the target score. ``value=1``
+   is L3's hand margin (points this hand, own team minus the other), ``value=0`` the team's
+   tricks (a comparison only).
+
+The candidates: every legal card (or the network's ``cards`` most likely ones), and the
+network's ``bids`` most likely bids. Ties, and values within ``margin`` points of the best,
+go to the network's own choice. The Blind Nil choice, the exchange and the two-player draw are
+the network's. The search reads only the seat's observation (decoded with the core's decoder);
+given ``samples`` it is a function of the observation and the seed.
+
+``last_values`` holds the searched actions' values (points; NaN elsewhere): the soft targets
+of expert iteration (``training.expert_iteration``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from spades_env.core import layout as L
+from spades_env.core.actions import BID_BASE, NUM_ACTIONS
+from spades_env.core.engine import apply_action, legal_mask
+from spades_env.core.jit import jit
+from spades_env.core.observation import OBS_SIZE, SeatView, decode_into, encode_observation
+from spades_env.core.rules import RulesConfig
+from spades_env.policies.bots.base import ScriptedBot
+from spades_env.policies.bots.blind_value import win_chance
+from spades_env.policies.bots.search import sample_deal
+from spades_env.policies.checkpoint import MASKED_LOGIT, NumpyActor
+
+_SPADES = ((1 << 13) - 1) << 39
+
+VALUE_TRICKS, VALUE_HAND, VALUE_SCORE = 0, 1, 2
+
+OPTIONS: dict[str, tuple[type, float, float]] = {
+    "net": (str, 0, 0),
+    "samples": (int, 1, 100_000),
+    "budget": (float, 0.0, 3600.0),
+    "max_samples": (int, 1, 100_000),
+    "bids": (int, 1, 14),
+    "cards": (int, 0, 13),
+    "infer": (float, 0.0, 10.0),
+    "floor": (float, 0.0, 1.0),
+    "value": (int, 0, 2),
+    "bag_cost": (float, 0.0, 2.0),
+    "endgame": (int, 0, 100_000),
+    "margin": (float, 0.0, 1000.0),
+}
+"""``netsearch`` options: (type, low, high); a float's low bound is excluded for ``budget``
+only. ``net`` is a shipped agent id or a checkpoint folder (its network plays and infers)."""
+
+
+# ---- compiled parts --------------------------------------------------------------------------
+@jit
+def sample_rows(base, pool, counts, fixed, voids, rng, avoid, rows):
+    """Fill each of ``rows`` with ``base`` and the other seats' hands of a sampled deal."""
+    n = base[L.NUM_SEATS]
+    hands = np.zeros(5, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        rows[i, :] = base
+        if pool != 0:
+            sample_deal(base, pool, counts, fixed, voids, rng, n, hands, avoid)
+            for s in range(1, n):
+                rows[i, L.HANDS + s] = hands[s]
+
+
+@jit
+def inference_inputs(rows, params, obs, masks, acts, owner):
+    """The other seats' past decisions that the network can explain, on every sampled deal
+    (seat 0 of each row is the searching seat): each seat's bid (the hand it held then: what
+    it holds and has played; skipped for a Blind Nil and for the other team after its Blind
+    Nil exchange, which we did not see) and each card played to the current trick (the trick
+    as it was then). Writes each decision's observation, legal mask and action, and the deal
+    it belongs to; returns how many."""
+    n = rows[0, L.NUM_SEATS]
+    k = 0
+    work = np.empty(L.STATE_SIZE, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        first = (r[L.DEALER] + 1) % n
+        opp_blind = False
+        for s in range(n):
+            if s % 2 == 1 and r[L.BIDS + s] == L.BID_BLIND_NIL:
+                opp_blind = True
+        for j in range(n):
+            s = (first + j) % n
+            b = r[L.BIDS + s]
+            if s == 0 or b < 0 or b > 13 or (s % 2 == 1 and opp_blind):
+                continue
+            work[:] = r
+            for t in range(4):
+                work[L.HANDS + t] = r[L.HANDS + t] | r[L.PLAYED + t]
+            if n == 4 and s == 2:  # the partner's hand before our exchange
+                work[L.HANDS + 2] = (work[L.HANDS + 2] & ~r[L.PASSED]) | r[L.RECEIVED]
+            for m in range(j, n):
+                work[L.BIDS + (first + m) % n] = L.BID_NONE
+            for t in range(4):
+                work[L.PLAYED + t] = 0
+                work[L.TRICK_CARDS + t] = L.NO_CARD
+                work[L.TRICKS_WON + t] = 0
+                work[L.SHOWN_OUT + t] = 0
+                work[L.PASSED + t] = 0
+                work[L.RECEIVED + t] = 0
+                bt = work[L.BIDS + t]
+                work[L.BLIND_STATUS + t] = L.BLIND_NIL if bt == L.BID_BLIND_NIL else L.BLIND_SAW
+            work[L.PHASE] = L.PH_BID
+            work[L.TURN] = s
+            work[L.TRICK_SIZE] = 0
+            work[L.TRICKS_PLAYED] = 0
+            work[L.SPADES_BROKEN] = 0
+            work[L.TRICK_LEADER] = first
+            encode_observation(work, params, s, obs[k])
+            legal_mask(work, params, masks[k])
+            acts[k] = BID_BASE + b
+            owner[k] = i
+            k += 1
+        size = r[L.TRICK_SIZE]
+        if r[L.PHASE] != L.PH_PLAY or size == 0:
+            continue
+        leader = r[L.TRICK_LEADER]
+        for j in range(size):
+            s = (leader + j) % n
+            if s == 0:
+                continue
+            work[:] = r
+            for m in range(j, size):
+                t = (leader + m) % n
+                c = r[L.TRICK_CARDS + t]
+                work[L.TRICK_CARDS + t] = L.NO_CARD
+                work[L.PLAYED + t] &= ~(1 << c)
+                work[L.HANDS + t] |= 1 << c
+            work[L.TRICK_SIZE] = j
+            work[L.TURN] = s
+            gone = 0
+            for t in range(4):
+                gone |= work[L.PLAYED + t]
+            work[L.SPADES_BROKEN] = 1 if (gone & _SPADES) != 0 else 0  # any spade played breaks them
+            c = r[L.TRICK_CARDS + s]
+            legal_mask(work, params, masks[k])
+            if masks[k, c] == 0:
+                continue
+            encode_observation(work, params, s, obs[k])
+            acts[k] = c
+            owner[k] = i
+            k += 1
+    return k
+
+
+@jit
+def advance(rows, params, obs, masks, idx):
+    """Play every row's forced moves; write the observation and mask of each row that has a
+    real decision to make (``idx``: which row); return how many."""
+    k = 0
+    m = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        while r[L.TURN] >= 0 and r[L.PHASE] < L.PH_HAND_END:
+            legal_mask(r, params, m)
+            cnt = 0
+            last = -1
+            for a in range(NUM_ACTIONS):
+                if m[a] != 0:
+                    cnt += 1
+                    last = a
+            if cnt == 1:
+                apply_action(r, params, last)
+                continue
+            encode_observation(r, params, r[L.TURN], obs[k])
+            masks[k, :] = m
+            idx[k] = i
+            k += 1
+            break
+    return k
+
+
+@jit
+def apply_rows(rows, params, idx, acts, k):
+    """Apply ``acts[j]`` to row ``idx[j]`` for the first ``k`` decisions; False on an illegal one."""
+    ok = True
+    for j in range(k):
+        if apply_action(rows[idx[j]], params, acts[j]) != 0:
+            ok = False
+    return ok
+
+
+@jit
+def row_values(rows, base, params, mode, bag_cost, endgame):
+    """The value of each played-out row for team 0 (the searching seat's), in points, relative
+    to ``base`` (see the module docstring: ``mode`` 0 tricks, 1 hand margin, 2 game score)."""
+    out = np.zeros(rows.shape[0], dtype=np.float64)
+    n = base[L.NUM_SEATS]
+    limit = max(params[L.P_BAG_LIMIT], 1)
+    per_bag = bag_cost * params[L.P_BAG_PENALTY] / limit
+    target = params[L.P_TARGET_SCORE]
+    near = max(base[L.SCORES], base[L.SCORES + 1]) >= target - endgame
+    if params[L.P_MERCY] != 0 and min(base[L.SCORES], base[L.SCORES + 1]) <= params[L.P_MERCY_THRESHOLD] + endgame:
+        near = True
+    m0 = (base[L.SCORES] - per_bag * base[L.BAGS]) - (base[L.SCORES + 1] - per_bag * base[L.BAGS + 1])
+    w0 = win_chance(base[L.SCORES], base[L.SCORES + 1], params, -1.0, -1.0)
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        if mode == 0:
+            t = 0
+            for s in range(0, n, 2):
+                t += r[L.TRICKS_WON + s] - base[L.TRICKS_WON + s]
+            out[i] = t
+        elif mode == 1:
+            out[i] = r[L.HAND_DELTA] - r[L.HAND_DELTA + 1]
+        else:
+            m = (r[L.SCORES] - per_bag * r[L.BAGS]) - (r[L.SCORES + 1] - per_bag * r[L.BAGS + 1])
+            if near:
+                out[i] = (win_chance(r[L.SCORES], r[L.SCORES + 1], params, -1.0, -1.0) - w0) * target
+            else:
+                out[i] = m - m0
+    return out
+
+
+# ---- the policy ------------------------------------------------------------------------------
+def _log_softmax_at(logits: np.ndarray, masks: np.ndarray, acts: np.ndarray) -> np.ndarray:
+    z = np.where(masks != 0, logits.astype(np.float64), MASKED_LOGIT)
+    z -= z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(z).sum(axis=1))
+    return z[np.arange(len(acts)), acts] - lse
+
+
+class NetSearchPolicy(ScriptedBot):
+    """``netsearch``: PIMC with policy-based deal inference, network playouts and game-score
+    values (see the module docstring). A Policy: its own observation only."""
+
+    name = "netsearch"
+
+    def __init__(
+        self,
+        rules: RulesConfig | str | dict | None = None,
+        seed: int | None = None,
+        net: str = "spades4_net_v1",
+        samples: int | None = None,
+        budget: float | None = None,
+        max_samples: int = 256,
+        bids: int = 4,
+        cards: int = 0,
+        infer: float = 1.0,
+        floor: float = 0.02,
+        value: int = VALUE_SCORE,
+        bag_cost: float = 0.5,
+        endgame: int = 100,
+        margin: float = 0.0,
+        actor: NumpyActor | None = None,
+    ) -> None:
+        super().__init__(rules, seed=seed)
+        for key, v in (
+            ("samples", samples),
+            ("budget", budget),
+            ("max_samples", max_samples),
+            ("bids", bids),
+            ("cards", cards),
+            ("infer", infer),
+            ("floor", floor),
+            ("value", value),
+            ("bag_cost", bag_cost),
+            ("endgame", endgame),
+            ("margin", margin),
+        ):
+            if v is None:
+                continue
+            kind, lo, hi = OPTIONS[key]
+            bad = not (lo <= v <= hi) or (key == "budget" and v <= 0) or (kind is int and int(v) != v)
+            if bad or isinstance(v, bool) or not math.isfinite(float(v)):
+                raise ValueError(f"NetSearchPolicy: {key} must be a {kind.__name__} in [{lo}, {hi}], got {v!r}")
+        if samples is None and budget is None:
+            samples = 16
+        self.samples, self.budget = samples, budget
+        self.max_samples = samples if (samples is not None and budget is not None) else int(max_samples)
+        self.n_bids, self.n_cards = int(bids), int(cards)
+        self.infer, self.floor = float(infer), float(floor)
+        self.value, self.bag_cost, self.endgame, self.margin = int(value), float(bag_cost), int(endgame), float(margin)
+        self.net = net
+        if actor is None:
+            actor = load_actor_of(net, rules)
+        self.actor = actor
+        self._rng = np.zeros(1, dtype=np.int64)
+        self.last_values = np.full(NUM_ACTIONS, np.nan, dtype=np.float32)
+        """The last decision's searched actions' values (points; NaN where not searched)."""
+        self.last_samples = 0
+        self.last_ess = 0.0
+        """Effective number of deals of the last search (the inference's weights)."""
+
+    # ---- Policy --------------------------------------------------------------------------
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self._obs = np.ascontiguousarray(observation, dtype=np.float32)
+        self._mask = np.ascontiguousarray(action_mask, dtype=np.int8)
+        self.last_values = np.full(NUM_ACTIONS, np.nan, dtype=np.float32)
+        self._logits = self.actor.logits(self._obs[None], self._mask[None])[0]
+        return super().act(observation, action_mask)
+
+    def _net_choice(self) -> int:
+        return int(np.argmax(self._logits))
+
+    def blind(self, v: SeatView) -> int:
+        return self._net_choice()
+
+    def draw(self, v: SeatView) -> int:
+        return self._net_choice()
+
+    def exchange(self, v: SeatView, legal: list[int]) -> int:
+        return self._net_choice()
+
+    def bid(self, v: SeatView) -> int:
+        legal = np.flatnonzero(self._mask)
+        order = legal[np.argsort(-self._logits[legal], kind="stable")]
+        cands = order[: self.n_bids]
+        return self._search(v, cands) - BID_BASE
+
+    def play(self, v: SeatView, legal: list[int]) -> int:
+        if len(legal) == 1:
+            return legal[0]
+        arr = np.asarray(legal, dtype=np.int64)
+        if self.n_cards > 0:
+            arr = arr[np.argsort(-self._logits[arr], kind="stable")][: self.n_cards]
+        return self._search(v, arr)
+
+    # ---- the search ----------------------------------------------------------------------
+    def _constraints(self, v: SeatView) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        n = v.num_seats
+        counts = np.zeros(5, dtype=np.int64)
+        fixed = np.zeros(5, dtype=np.int64)
+        voids = np.zeros(5, dtype=np.int64)
+        pool = v.unseen
+        for s in range(1, n):
+            counts[s] = 13 - bin(v.played[s]).count("1")
+            voids[s] = v.voids[s]
+        if n == 4:
+            fixed[2] = v.passed & pool
+        else:
+            counts[4] = bin(pool).count("1") - counts[1]
+        return pool, counts, fixed, voids
+
+    def _search(self, v: SeatView, cands: np.ndarray) -> int:
+        base = np.zeros(L.STATE_SIZE, dtype=np.int64)
+        params = np.zeros(L.PARAMS_SIZE, dtype=np.int64)
+        decode_into(self._obs, base, params)
+        base[L.TURN] = 0
+        if v.phase == L.PH_BID:
+            for s in range(4):  # the seats that bid saw their cards (or declared Blind Nil)
+                b = base[L.BIDS + s]
+                base[L.BLIND_STATUS + s] = L.BLIND_NIL if b == L.BID_BLIND_NIL else (L.BLIND_SAW if b >= 0 else 0)
+            base[L.BLIND_STATUS] = L.BLIND_SAW
+        pool, counts, fixed, voids = self._constraints(v)
+        self._rng[0] = int(self.rng.integers(1, 2**47))
+        cands = np.asarray(cands, dtype=np.int64)
+        sums = np.zeros(len(cands))
+        wsum = 0.0
+        w2sum = 0.0
+        done = 0
+        start = time.perf_counter()
+        batch = self.samples if self.budget is None else 8
+        while done < self.max_samples:
+            k = min(batch, self.max_samples - done)
+            w, vals = self._batch(base, params, pool, counts, fixed, voids, cands, k)
+            sums += w @ vals
+            wsum += float(w.sum())
+            w2sum += float((w * w).sum())
+            done += k
+            if self.budget is None or time.perf_counter() - start >= self.budget:
+                break
+        self.last_samples = done
+        self.last_ess = wsum * wsum / max(w2sum, 1e-300)
+        means = sums / max(wsum, 1e-300)
+        self.last_values[cands] = means
+        net = self._net_choice()
+        best = int(np.argmax(means))
+        if net in cands and means[int(np.flatnonzero(cands == net)[0])] >= means[best] - self.margin:
+            return net
+        return int(cands[best])
+
+    def _batch(self, base, params, pool, counts, fixed, voids, cands, k):
+        """``k`` deals: their weights ``[k]`` and the candidates' values ``[k, A]``."""
+        rows = np.empty((k, L.STATE_SIZE), dtype=np.int64)
+        sample_rows(base, pool, counts, fixed, voids, self._rng, np.zeros(5, dtype=np.int64), rows)
+        logw = np.zeros(k)
+        if self.infer > 0 and pool != 0:
+            cap = k * 7
+            obs = np.empty((cap, OBS_SIZE), dtype=np.float32)
+            masks = np.empty((cap, NUM_ACTIONS), dtype=np.int8)
+            acts = np.empty(cap, dtype=np.int64)
+            owner = np.empty(cap, dtype=np.int64)
+            m = inference_inputs(rows, params, obs, masks, acts, owner)
+            if m > 0:
+                lp = _log_softmax_at(self.actor.forward_batch(obs[:m]), masks[:m], acts[:m])
+                np.add.at(logw, owner[:m], np.maximum(lp, math.log(max(self.floor, 1e-12))))
+        logw *= self.infer
+        w = np.exp(logw - logw.max())
+        a = len(cands)
+        play = np.repeat(rows, a, axis=0)
+        for j in range(k * a):
+            if apply_action(play[j], params, cands[j % a]) != 0:
+                raise RuntimeError(f"netsearch: candidate {cands[j % a]} is illegal in the searched state")
+        self._playout(play, params)
+        vals = row_values(play, base, params, self.value, self.bag_cost, self.endgame)
+        return w, vals.reshape(k, a)
+
+    def _playout(self, rows: np.ndarray, params: np.ndarray) -> None:
+        """Play every row to the end of its hand with the network at every seat (argmax)."""
+        b = rows.shape[0]
+        obs = np.empty((b, OBS_SIZE), dtype=np.float32)
+        masks = np.empty((b, NUM_ACTIONS), dtype=np.int8)
+        idx = np.empty(b, dtype=np.int64)
+        while True:
+            k = advance(rows, params, obs, masks, idx)
+            if k == 0:
+                return
+            logits = self.actor.forward_batch(obs[:k])
+            acts = np.argmax(np.where(masks[:k] != 0, logits, MASKED_LOGIT), axis=1).astype(np.int64)
+            if not apply_rows(rows, params, idx, acts, k):
+                raise RuntimeError("netsearch: a playout chose an illegal action")
+
+
+def load_actor_of(net: str, rules: Any = None) -> NumpyActor:
+    """The NumPy actor of ``net`` (a shipped network agent id or a checkpoint folder)."""
+    from spades_env.core.rules import load_rules
+    from spades_env.policies.registry import resolve_policy
+
+    pol = resolve_policy(net, 0, load_rules(rules))
+    actor = getattr(pol, "actor", None)
+    if not isinstance(actor, NumpyActor):
+        raise ValueError(f"netsearch: net={net!r} is not a network (a checkpoint or a network agent id)")
+    return actor
+
+
+def parse_options(name: str, opts: str) -> dict[str, Any]:
+    """``netsearch`` options from ``"k=v,k=v"`` (``name``: the whole spec, for messages)."""
+    from spades_env.policies.bots import PolicyNameError
+
+    out: dict[str, Any] = {}
+    if not opts.strip():
+        return out
+    for part in opts.split(","):
+        key, eq, val = part.partition("=")
+        key, val = key.strip(), val.strip()
+        if not eq:
+            raise PolicyNameError(f"policy {name!r}: option {part!r} is not key=value")
+        if key not in OPTIONS:
+            raise PolicyNameError(f"policy {name!r}: unknown option {key!r} for 'netsearch'; options: {sorted(OPTIONS)}")
+        if key in out:
+            raise PolicyNameError(f"policy {name!r}: option {key!r} is given twice")
+        kind, lo, hi = OPTIONS[key]
+        if kind is str:
+            if not val:
+                raise PolicyNameError(f"policy {name!r}: option {key} is empty")
+            out[key] = val
+            continue
+        try:
+            value = kind(val)
+        except ValueError:
+            raise PolicyNameError(f"policy {name!r}: option {key}={val!r} is not a valid {kind.__name__}") from None
+        if not math.isfinite(value) or not lo <= value <= hi or (key == "budget" and value <= 0):
+            raise PolicyNameError(f"policy {name!r}: option {key}={val} is outside [{lo}, {hi}]")
+        out[key] = value
+    return out
+
+
+__all__ = ["OPTIONS", "NetSearchPolicy", "load_actor_of", "parse_options"]
