@@ -30,6 +30,8 @@ COMMAND_MODULES = (
     "spades_env.cli.play",  # spades play
     "spades_env.cli.breakdown",  # spades breakdown
     "spades_env.cli.serve",  # spades serve (the web app)
+    "spades_env.cli.crossplay",  # spades crossplay (partner matrix)
+    "spades_env.cli.exploit",  # spades exploit (best response)
 )
 
 
