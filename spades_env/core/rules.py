@@ -9,6 +9,7 @@ value raises :class:`RulesError` naming the key (and the file, when loaded from 
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
@@ -17,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from spades_env.core import layout as L
-from spades_env.core.validate import SpadesError, is_int, read_text_file
+from spades_env.core.files import brief, parse_yaml, read_text_bounded
+from spades_env.core.validate import SpadesError, is_int
 
 
 class RulesError(SpadesError):
@@ -68,6 +70,8 @@ class RulesConfig:
 
     def __post_init__(self) -> None:
         _normalize(self)
+        defaults = {f.name: f.default for f in fields(self)}
+        _imply(self, {k for k, v in defaults.items() if getattr(self, k) != v})
         _validate(self, where="RulesConfig")
 
     def to_params(self) -> np.ndarray:
@@ -97,8 +101,9 @@ class RulesConfig:
         return dataclasses.asdict(self)
 
     def replace(self, **changes: Any) -> RulesConfig:
-        """A copy with some fields changed (validated)."""
-        return rules_from_dict({**self.to_dict(), **changes})
+        """A copy with some fields changed (validated). Turning ``blind_nil`` off without
+        naming ``blind_nil_exchange`` or ``blind_nil_min_deficit`` turns those off too."""
+        return rules_from_dict({**self.to_dict(), **changes}, stated=set(changes))
 
 
 _BOUNDS: dict[str, tuple[int, int]] = {
@@ -129,20 +134,35 @@ def _normalize(cfg: RulesConfig) -> None:
             object.__setattr__(cfg, f.name, int(value))
 
 
+_BLIND_NIL_ONLY = ("blind_nil_exchange", "blind_nil_min_deficit")
+"""Rules that only mean something with Blind Nil: off (0) when Blind Nil is off and they are
+not stated; stated non-zero beside ``blind_nil: false``, a contradiction."""
+
+
+def _imply(cfg: RulesConfig, stated: set[str]) -> None:
+    """Rules that follow from others when not stated: no Blind Nil, no exchange or deficit."""
+    if cfg.blind_nil is False:
+        for key in _BLIND_NIL_ONLY:
+            if key not in stated:
+                object.__setattr__(cfg, key, 0)
+
+
 def _validate(cfg: RulesConfig, where: str) -> None:
     for f in fields(cfg):
         value = getattr(cfg, f.name)
         if f.type in ("bool", bool):
             if not isinstance(value, bool):
-                raise RulesError(f"{where}: rule '{f.name}' must be true or false, got {value!r}")
+                raise RulesError(f"{where}: rule '{f.name}' must be true or false, got {brief(value)}")
         elif f.type in ("int", int):
             if not is_int(value):
-                raise RulesError(f"{where}: rule '{f.name}' must be an integer, got {value!r}")
+                raise RulesError(f"{where}: rule '{f.name}' must be an integer, got {brief(value)}")
             lo, hi = _BOUNDS[f.name]
             if not lo <= value <= hi:
-                raise RulesError(f"{where}: rule '{f.name}' = {value} is out of range {lo}..{hi}")
+                raise RulesError(f"{where}: rule '{f.name}' = {brief(value)} is out of range {lo}..{hi}")
         elif not isinstance(value, str):
-            raise RulesError(f"{where}: rule '{f.name}' must be a string, got {value!r}")
+            raise RulesError(f"{where}: rule '{f.name}' must be a string, got {brief(value)}")
+    if len(cfg.name) > 200:
+        raise RulesError(f"{where}: rule 'name' must be at most 200 characters, got {len(cfg.name)}")
     if cfg.num_players not in (2, 4):
         raise RulesError(f"{where}: rule 'num_players' must be 2 or 4, got {cfg.num_players}")
     if cfg.match_games % 2 == 0:
@@ -152,56 +172,54 @@ def _validate(cfg: RulesConfig, where: str) -> None:
             f"{where}: rule 'blind_nil_exchange' must be 0 in the two-player game "
             f"(a player has no partner to exchange with), got {cfg.blind_nil_exchange}"
         )
+    if not cfg.blind_nil and cfg.blind_nil_exchange != 0:
+        raise RulesError(
+            f"{where}: rules contradict: 'blind_nil' is false but 'blind_nil_exchange' is "
+            f"{cfg.blind_nil_exchange} (an exchange follows a Blind Nil bid; set it to 0)"
+        )
+    if not cfg.blind_nil and cfg.blind_nil_min_deficit != 0:
+        raise RulesError(
+            f"{where}: rules contradict: 'blind_nil' is false but 'blind_nil_min_deficit' is "
+            f"{cfg.blind_nil_min_deficit} (set it to 0)"
+        )
+    if cfg.mercy_rule and cfg.mercy_threshold >= 0:
+        raise RulesError(
+            f"{where}: rules contradict: 'mercy_rule' is on with 'mercy_threshold' "
+            f"{cfg.mercy_threshold}: every game would end at its first hand (give a negative threshold)"
+        )
     if cfg.first_dealer >= cfg.num_players:
         raise RulesError(
             f"{where}: rule 'first_dealer' = {cfg.first_dealer} is not a seat of a {cfg.num_players}-player game"
         )
 
 
-def rules_from_dict(data: dict[str, Any], where: str = "rules") -> RulesConfig:
-    """Build a validated config from a dict; unknown keys are an error naming them."""
+def rules_from_dict(data: dict[str, Any], where: str = "rules", stated: set[str] | None = None) -> RulesConfig:
+    """Build a validated config from a dict; unknown keys are an error naming them, and so
+    are rules that contradict each other. ``stated``: the keys the user gave (default: the
+    keys of ``data``); Blind Nil's exchange and deficit not stated follow ``blind_nil``."""
     if not isinstance(data, dict):
         raise RulesError(
             f"{where}: rules must be a mapping of rule names to values, got {type(data).__name__}"
         )
+    if len(data) > 100:
+        raise RulesError(f"{where}: rules hold {len(data)} keys; there are only {len(fields(RulesConfig))} rules")
     known = {f.name for f in fields(RulesConfig)}
     unknown = sorted(set(data) - known, key=repr)
     if unknown:
-        raise RulesError(f"{where}: unknown rule key(s) {unknown}; known keys: {sorted(known)}")
+        shown = ", ".join(brief(k, 40) for k in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        raise RulesError(f"{where}: unknown rule key(s) [{shown}]; known keys: {sorted(known)}")
     cfg = RulesConfig.__new__(RulesConfig)
     defaults = RulesConfig()
     for f in fields(RulesConfig):
         object.__setattr__(cfg, f.name, data.get(f.name, getattr(defaults, f.name)))
     _normalize(cfg)
+    _imply(cfg, set(data) if stated is None else stated)
     _validate(cfg, where)
     return cfg
 
 
-def _yaml_loader():
-    """A safe YAML loader that refuses a key given twice in one mapping."""
-    import yaml
-
-    class UniqueKeyLoader(yaml.SafeLoader):
-        def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
-            if isinstance(node, yaml.MappingNode):
-                seen: set[Any] = set()
-                for key_node, _ in node.value:
-                    key = self.construct_object(key_node, deep=deep)
-                    try:
-                        dup = key in seen
-                        seen.add(key)
-                    except TypeError:  # an unhashable key: the base class says so
-                        break
-                    if dup:
-                        raise yaml.constructor.ConstructorError(
-                            "while constructing a mapping",
-                            node.start_mark,
-                            f"found duplicate key {key!r}",
-                            key_node.start_mark,
-                        )
-            return super().construct_mapping(node, deep=deep)
-
-    return UniqueKeyLoader
+_PRESET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+_MAX_RULES_BYTES = 64 * 1024  # a rules file is a few hundred bytes
 
 
 def presets_dir() -> Path:
@@ -232,34 +250,31 @@ def load_rules(spec: str | Path | dict[str, Any] | RulesConfig | None = None) ->
     if not isinstance(spec, (str, Path)):
         raise RulesError(
             "rules must be a preset name, a YAML file path, a dict of rules or a RulesConfig, "
-            f"got {spec!r} ({type(spec).__name__})"
+            f"got {brief(spec)} ({type(spec).__name__})"
         )
     if isinstance(spec, str) and not spec.strip():
         raise RulesError(f"rules must be a preset name or a YAML file path, got {spec!r}")
     path = Path(spec)
     if not path.suffix:
+        # a preset name is a bare name: '../x', 'a/b' or '~x' never reach outside the presets
+        spec = str(spec)
+        if not _PRESET_NAME.fullmatch(spec) or spec not in preset_names():
+            raise RulesError(
+                f"unknown rules preset {brief(spec)}; presets: {preset_names()} (a rules file "
+                "is a path ending in .yaml)"
+            )
         path = presets_dir() / f"{spec}.yaml"
-        if not path.exists():
-            raise RulesError(f"unknown rules preset {str(spec)!r}; presets: {preset_names()}")
-    if not path.exists():
-        raise RulesError(f"rules file {str(path)!r} does not exist")
-    import yaml
-
-    text = read_text_file(path, "rules file", RulesError)
-    try:
-        data = yaml.load(text, Loader=_yaml_loader())  # noqa: S506 (a SafeLoader subclass)
-    except yaml.YAMLError as exc:
-        raise RulesError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
-    except RecursionError:
-        raise RulesError(f"{path}: not valid rules YAML: nested too deeply") from None
+    where = str(path)
+    text = read_text_bounded(path, "rules file", RulesError, limit=_MAX_RULES_BYTES)
+    data = parse_yaml(text, where, RulesError)
     if data is None:
         raise RulesError(
-            f"{path}: the rules file is empty; give at least one rule (e.g. 'target_score: 500'), "
+            f"{where}: the rules file is empty; give at least one rule (e.g. 'target_score: 500'), "
             "or use the preset 'tournament' for the defaults"
         )
     if isinstance(data, dict):
         data.setdefault("name", path.stem)
-    return rules_from_dict(data, where=str(path))
+    return rules_from_dict(data, where=where)
 
 
 def rules_with(changes: dict[str, Any], base: str | Path | dict[str, Any] | RulesConfig | None = None) -> RulesConfig:
@@ -268,5 +283,5 @@ def rules_with(changes: dict[str, Any], base: str | Path | dict[str, Any] | Rule
     "blind_nil_exchange": 0})``. The one reader of rule variants (training's ``rules_family``,
     ``spades matrix --rules``); an unknown key is a :class:`RulesError` listing the known keys."""
     if not isinstance(changes, dict):
-        raise RulesError(f"rule changes must be a mapping of rule keys to values, got {changes!r}")
-    return rules_from_dict({**load_rules(base).to_dict(), **changes})
+        raise RulesError(f"rule changes must be a mapping of rule keys to values, got {brief(changes)}")
+    return rules_from_dict({**load_rules(base).to_dict(), **changes}, stated=set(changes))

@@ -276,26 +276,13 @@ def check_state_row(state: Any, size: int, num_seats: int, name: str = "state") 
 
 
 def read_text_file(path: Any, what: str, error: type[SpadesError] = InputError) -> str:
-    """The text of the UTF-8 file ``path`` (a ``what``, e.g. "rules file"); a missing file, a
-    directory, an unreadable file or bytes that are not UTF-8 raise ``error`` naming the file."""
-    from pathlib import Path
+    """The text of the UTF-8 file ``path`` (a ``what``, e.g. "rules file"), read boundedly by
+    :func:`spades_env.core.files.read_text_bounded`: a missing file, a directory, a FIFO or
+    device, a file past the size limit, an unreadable file or bytes that are not UTF-8 raise
+    ``error`` naming the file."""
+    from spades_env.core.files import read_text_bounded
 
-    p = Path(path)
-    if p.is_dir():
-        raise error(f"{what} {str(p)!r} is a directory, not a file")
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise error(f"{what} {str(p)!r} does not exist") from None
-    except OSError as exc:
-        raise error(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise error(
-            f"{what} {str(p)!r} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} (line {line})"
-        ) from None
+    return read_text_bounded(path, what, error)
 
 
 __all__ = [

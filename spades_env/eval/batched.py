@@ -216,10 +216,9 @@ def play_boards_batched(
             for part in np.split(order, cuts):
                 r, st = rows[part], seats[part]
                 pols = [in_slot[i].policies[s] for i, s in zip(r.tolist(), st.tolist(), strict=True)]  # type: ignore[union-attr]
-                if group_keys[int(g[part[0]])] is None:  # policies without a batched form: act per game
-                    actions[r] = act_rows(pols, res.obs[r], res.mask[r])
-                else:
-                    actions[r] = pols[0].act_batch(res.obs[r], res.mask[r], peers=pols)
+                # one act_batch call for a group with a batched form, one act per game otherwise;
+                # every action checked against its mask (a PolicyError names the policy)
+                actions[r] = act_rows(pols, res.obs[r], res.mask[r])
             res = engine.step(actions, active=active)
             ended = res.terminated | res.truncated
             for i in np.flatnonzero(engine.hand_done).tolist():

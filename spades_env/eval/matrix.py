@@ -16,13 +16,13 @@ object of rule keys on the tournament rules (``'{"target_score": 300}'``), optio
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from spades_env.core.files import brief, parse_json
 from spades_env.core.rules import RulesConfig, load_rules, rules_with
 from spades_env.core.validate import InputError, check_count
 from spades_env.eval.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, run_gauntlet
@@ -41,10 +41,7 @@ def matrix_rules(item: str) -> tuple[str, RulesConfig]:
         label, text = "", item
     text = text.strip()
     if text.startswith("{"):
-        try:
-            changes = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"--rules {item!r}: not a JSON object ({exc.msg})") from None
+        changes = parse_json(text, f"--rules {brief(item, 200)}", InputError)
         if not isinstance(changes, dict):
             raise InputError(f"--rules {item!r}: not a JSON object")
         try:

@@ -56,6 +56,7 @@ from spades_env.core.cards import (
     cards_from_mask,
     format_cards,
 )
+from spades_env.core.files import brief, read_json_file
 from spades_env.core.game import IllegalActionError, SpadesGame, seat_names
 from spades_env.core.rules import RulesConfig, RulesError, load_rules, preset_names, rules_from_dict
 from spades_env.core.validate import SCORE_LIMIT, SpadesError
@@ -70,6 +71,8 @@ _RESULT_KEYS = ("bids", "tricks", "points", "scores", "bags", "phase", "game_win
 _REQUIRED_RESULT = ("bids", "tricks", "points", "scores", "bags")
 _FINAL_KEYS = ("phase", "scores", "bags", "game_wins", "match_winner", "truncated", "hands")
 MAX_DEPTH = 100
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+"""Largest record file read (a match of 100 hands is about 100 KiB)."""
 """Deepest nesting of JSON arrays and objects a record may have (the format needs 4)."""
 
 
@@ -201,7 +204,7 @@ def _is_int(x: Any) -> bool:
 
 def _int(x: Any, where: str, lo: int | None = None, hi: int | None = None) -> int:
     if not _is_int(x):
-        raise RecordError(f"must be an integer, got {x!r}", where=where)
+        raise RecordError(f"must be an integer, got {brief(x)}", where=where)
     lo = -SCORE_LIMIT if lo is None else lo
     hi = SCORE_LIMIT if hi is None else hi
     if not lo <= x <= hi:
@@ -211,9 +214,9 @@ def _int(x: Any, where: str, lo: int | None = None, hi: int | None = None) -> in
 
 def _int_list(x: Any, n: int, where: str, lo: int | None = None, hi: int | None = None) -> list[int]:
     if not isinstance(x, list):
-        raise RecordError(f"must be a list of {n} integers, got {x!r}", where=where)
+        raise RecordError(f"must be a list of {n} integers, got {brief(x)}", where=where)
     if len(x) != n:
-        raise RecordError(f"has {len(x)} values, needs {n}: {x!r}", where=where)
+        raise RecordError(f"has {len(x)} values, needs {n}: {brief(x)}", where=where)
     return [_int(v, f"{where}[{i}]", lo, hi) for i, v in enumerate(x)]
 
 
@@ -222,7 +225,8 @@ def _check_keys(obj: Any, allowed: tuple[str, ...], required: tuple[str, ...], w
         raise RecordError(f"must be a JSON object, got {type(obj).__name__}", where=where)
     unknown = sorted(set(obj) - set(allowed))
     if unknown:
-        raise RecordError(f"unknown key(s) {unknown}; known keys: {list(allowed)}", where=where)
+        shown = ", ".join(brief(k, 40) for k in list(unknown)[:5]) + (", ..." if len(unknown) > 5 else "")
+        raise RecordError(f"unknown key(s) [{shown}]; known keys: {list(allowed)}", where=where)
     missing = [k for k in required if k not in obj]
     if missing:
         raise RecordError(f"missing key(s) {missing}", where=where)
@@ -230,7 +234,7 @@ def _check_keys(obj: Any, allowed: tuple[str, ...], required: tuple[str, ...], w
 
 def _card(x: Any, where: str) -> int:
     if not isinstance(x, str):
-        raise RecordError(f"a card must be a string like 'AS', got {x!r}", where=where)
+        raise RecordError(f"a card must be a string like 'AS', got {brief(x)}", where=where)
     try:
         return card_from_str(x)
     except ValueError as exc:
@@ -295,7 +299,7 @@ def _check_result(res: Any, n: int, where: str) -> None:
         raise RecordError(f"needs {n} bids, got {bids!r}", where=f"{where}.bids")
     for i, b in enumerate(bids):
         if b != "blind" and not (_is_int(b) and 0 <= b <= 13):
-            raise RecordError(f"a bid is 0..13 or 'blind', got {b!r}", where=f"{where}.bids[{i}]")
+            raise RecordError(f"a bid is 0..13 or 'blind', got {brief(b)}", where=f"{where}.bids[{i}]")
     tricks = _int_list(res["tricks"], n, f"{where}.tricks", 0, 13)
     if sum(tricks) != 13:
         raise RecordError(f"tricks {tricks} do not add up to 13", where=f"{where}.tricks")
@@ -304,13 +308,13 @@ def _check_result(res: Any, n: int, where: str) -> None:
     _int_list(res["bags"], 2, f"{where}.bags", 0)
     if "phase" in res and res["phase"] not in L.PHASE_NAMES[L.PH_HAND_END :]:
         raise RecordError(
-            f"must be one of {list(L.PHASE_NAMES[L.PH_HAND_END :])}, got {res['phase']!r}",
+            f"must be one of {list(L.PHASE_NAMES[L.PH_HAND_END :])}, got {brief(res['phase'])}",
             where=f"{where}.phase",
         )
     if "game_winner" in res:
         _int(res["game_winner"], f"{where}.game_winner", -1, 1)
     if "truncated" in res and not isinstance(res["truncated"], bool):
-        raise RecordError(f"must be true or false, got {res['truncated']!r}", where=f"{where}.truncated")
+        raise RecordError(f"must be true or false, got {brief(res['truncated'])}", where=f"{where}.truncated")
 
 
 def load_record(source: str | Path | dict[str, Any]) -> dict[str, Any]:
@@ -387,39 +391,15 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in pairs:
         if k in out:
-            raise RecordError(f"key {k!r} appears twice in one JSON object ({sorted(out)})")
+            raise RecordError(f"key {brief(k)} appears twice in one JSON object")
         out[k] = v
     return out
 
 
-def _no_constant(name: str) -> Any:
-    raise RecordError(f"{name} is not a JSON number (records are strict JSON)")
-
-
 def _read_json(path: Path) -> Any:
-    """The JSON value in the record file ``path``, strictly parsed."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise RecordError(f"cannot read record file {str(path)!r}: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise RecordError(
-            f"record file {str(path)!r} is not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset "
-            f"{exc.start} (line {line})"
-        ) from None
-    try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise RecordError(
-            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
-    except RecordError as exc:
-        raise RecordError(f"{path}: {exc}") from None
-    except RecursionError:
-        raise RecordError(f"{path}: JSON nested too deeply (a record has at most {MAX_DEPTH} levels)") from None
+    """The JSON value in the record file ``path``: a regular file of at most
+    ``MAX_RECORD_BYTES``, strictly and boundedly parsed (:mod:`spades_env.core.files`)."""
+    return read_json_file(path, "record file", RecordError, limit=MAX_RECORD_BYTES)
 
 
 def _json_default(x: Any) -> Any:
@@ -429,7 +409,7 @@ def _json_default(x: Any) -> Any:
         return bool(x)
     if isinstance(x, np.integer):
         return int(x)
-    raise TypeError(f"{type(x).__name__} {x!r} is not JSON data")
+    raise TypeError(f"{type(x).__name__} {brief(x)} is not JSON data")
 
 
 def _plain_copy(source: Any) -> Any:
@@ -511,7 +491,7 @@ def _start_hand(game: SpadesGame, h: dict[str, Any], i: int, first: bool) -> Non
 def _compare(expected: dict[str, Any], got: dict[str, Any], where: str) -> None:
     for key, value in expected.items():
         if got.get(key) != value:
-            raise RecordError(f"record says {value!r}, replay gives {got.get(key)!r}", where=f"{where}.{key}")
+            raise RecordError(f"record says {brief(value)}, replay gives {got.get(key)!r}", where=f"{where}.{key}")
 
 
 def replay_record(record: str | Path | dict[str, Any]) -> ReplayResult:

@@ -17,10 +17,10 @@ such a folder (also any training run's checkpoint folder). A bad spec raises
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from spades_env.core.files import read_json_file
 from spades_env.core.rules import RulesConfig
 from spades_env.policies.base import Policy
 from spades_env.policies.checkpoint import (
@@ -85,10 +85,7 @@ def read_spec(folder: Path) -> dict[str, Any]:
     from spades_env.policies.composite import against_problem, bid_shade_problem, search_bot_problem
 
     path = folder / SPEC_FILE
-    try:
-        spec = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise AgentError(f"{path}: unreadable agent spec ({type(exc).__name__}: {exc})") from None
+    spec = read_json_file(path, "agent spec", AgentError, limit=1024 * 1024)
     if not isinstance(spec, dict):
         raise AgentError(f"{path}: an agent spec is a JSON object with keys {', '.join(SPEC_KEYS)}")
     unknown = sorted(set(spec) - set(SPEC_KEYS))

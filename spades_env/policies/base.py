@@ -12,7 +12,42 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from spades_env.core.validate import InputError, is_int
+from spades_env.core.actions import NUM_ACTIONS, action_to_str
+from spades_env.core.files import brief
+from spades_env.core.validate import InputError, SpadesError, is_int
+
+
+class PolicyError(SpadesError):
+    """A policy that chose something other than a legal action (an action not in its mask, a
+    value that is not an action id). Every path that asks a policy for an action (the driver,
+    :func:`act_rows`, the arena) checks the answer against the mask and raises this, naming the
+    policy, instead of playing the move."""
+
+
+def policy_name(policy: Any) -> str:
+    """A policy's name for messages: its ``name`` attribute, else its class name."""
+    name = getattr(policy, "name", None)
+    return brief(name, 60) if isinstance(name, str) else type(policy).__name__
+
+
+def checked_action(policy: Any, action: Any, action_mask: np.ndarray, where: str = "") -> int:
+    """``action`` as an int if it is an action id that ``action_mask`` allows; otherwise a
+    :class:`PolicyError` naming the policy (and ``where``, e.g. "game 3")."""
+    at = f" ({where})" if where else ""
+    if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
+        action = action.reshape(()).item() if action.dtype.kind in "iu" else action
+    if not is_int(action) or not 0 <= int(action) < NUM_ACTIONS:
+        raise PolicyError(
+            f"policy {policy_name(policy)}{at} returned {brief(action)}, which is not an action id 0..69"
+        )
+    a = int(action)
+    if not action_mask[a]:
+        legal = np.flatnonzero(action_mask).tolist()
+        raise PolicyError(
+            f"policy {policy_name(policy)}{at} chose action {a} ({action_to_str(a)}), which is not "
+            f"legal now (legal: {brief(legal, 120)}); the move was not played"
+        )
+    return a
 
 
 @runtime_checkable
@@ -71,12 +106,32 @@ def act_rows(policies: Sequence[Policy], observations: np.ndarray, action_masks:
     for key, rows in groups.items():
         if key is None:
             for i in rows:
-                out[i] = int(policies[i].act(observations[i].copy(), action_masks[i].copy()))
+                act = policies[i].act(observations[i].copy(), action_masks[i].copy())
+                out[i] = checked_action(policies[i], act, action_masks[i], where=f"row {i}")
             continue
         idx = np.asarray(rows, dtype=np.int64)
         peers = [policies[i] for i in rows]
-        out[idx] = peers[0].act_batch(observations[idx], action_masks[idx], peers=peers)  # type: ignore[attr-defined]
+        got = np.asarray(peers[0].act_batch(observations[idx], action_masks[idx], peers=peers))  # type: ignore[attr-defined]
+        if got.shape != (idx.size,) or got.dtype.kind not in "iu":
+            raise PolicyError(
+                f"policy {policy_name(peers[0])}: act_batch returned {got.dtype} {got.shape}, not "
+                f"{idx.size} integer action ids"
+            )
+        out[idx] = got
+    check_rows(policies, out, action_masks)
     return out
+
+
+def check_rows(policies: Sequence[Any], actions: np.ndarray, action_masks: np.ndarray) -> None:
+    """Every ``actions[i]`` is an action id ``action_masks[i]`` allows; else a
+    :class:`PolicyError` naming ``policies[i]`` of the first bad row."""
+    a = np.asarray(actions)
+    ok = (a >= 0) & (a < NUM_ACTIONS)
+    if ok.all():
+        ok = np.asarray(action_masks)[np.arange(a.size), a] != 0
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        checked_action(policies[i], int(a[i]), np.asarray(action_masks)[i], where=f"row {i}")
 
 
 def learner_seats_of(learner_seats: tuple[int, ...] | list[int] | None, num_seats: int) -> tuple[int, ...]:

@@ -27,7 +27,6 @@ anywhere ``spades_env`` is installed:
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 from collections.abc import Hashable, Sequence
@@ -37,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from spades_env.core.actions import NUM_ACTIONS, action_to_str
+from spades_env.core.files import brief, parse_json, read_bytes_bounded, read_json_file
 from spades_env.core.jit import jit
 from spades_env.core.observation import (
     OBS_SIZE,
@@ -47,7 +47,7 @@ from spades_env.core.observation import (
 )
 from spades_env.core.rules import RulesConfig, RulesError, load_rules, rules_from_dict
 from spades_env.core.validate import SpadesError
-from spades_env.policies.base import acts_as
+from spades_env.policies.base import PolicyError, acts_as, policy_name
 
 FORMAT = "spades_env.checkpoint/1"
 MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
@@ -61,6 +61,36 @@ OBS_SIZES = {OBS_VERSION: (OBS_SIZE, STATE_VEC_SIZE)}
 Only this version's: checkpoints of observation version 1 load with spades_env 0.1.0."""
 
 _MAX_WIDTH = 1 << 16  # widest hidden layer a checkpoint may declare
+_MAX_META_BYTES = 16 * 1024 * 1024
+_MAX_WEIGHTS_BYTES = 2 * 1024 * 1024 * 1024
+_MAX_HEADER_BYTES = 100 * 1024 * 1024  # the safetensors format's own limit
+
+META_KEYS: dict[str, str] = {
+    "format": "the checkpoint format, " + repr("spades_env.checkpoint/1"),
+    "obs_version": "the observation version the network was trained on",
+    "obs_size": "the observation's size",
+    "critic_size": "the critic input's (state vector's) size",
+    "actions": "the action table (names of the ids 0..69)",
+    "arch": "network shapes: hidden, critic_hidden, obs_size, critic_size, num_actions, score_clip",
+    "code_revision": "the git revision of the code that saved it",
+    "saved_at": "when it was saved (UTC)",
+    "rules": "the rules it was trained under",
+    "rules_family": "the rules family it was trained under",
+    "rules_weights": "the family's sampling weights",
+    "config": "the training config",
+    "trainer": "the module that trained it",
+    "policy": "how it plays: {'deterministic': bool}",
+    "bc": "behaviour cloning's record (teacher, data, history)",
+    "best_response": "a best response's record (agent, seats, init)",
+    "update": "the PPO update it was saved at",
+    "decisions": "decisions trained on",
+    "evaluation": "evaluation results",
+    "run": "the training run's record (added by the run's tooling)",
+    "history": "the training history (added by the run's tooling)",
+    "interrupted": "whether the run was interrupted when it was saved",
+}
+"""Every key a checkpoint's ``meta.json`` may hold; any other key is refused, naming it (a typo
+would otherwise silently do nothing)."""
 
 
 class CheckpointError(SpadesError):
@@ -88,13 +118,12 @@ def checkpoint_dir(path: str | Path) -> Path:
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    """A JSON object from ``path``; a missing or corrupt file is a :class:`CheckpointError`."""
-    if not path.is_file():
+    """A JSON object from ``path``, read boundedly and strictly
+    (:func:`spades_env.core.files.read_json_file`); a missing, oversized or corrupt file is a
+    :class:`CheckpointError`."""
+    if not Path(path).is_file():
         raise CheckpointError(f"{path}: missing file")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise CheckpointError(f"{path}: corrupt JSON ({type(exc).__name__}: {exc})") from None
+    data = read_json_file(path, "checkpoint metadata", CheckpointError, limit=_MAX_META_BYTES)
     if not isinstance(data, dict):
         raise CheckpointError(f"{path}: corrupt metadata (not a JSON object)")
     return data
@@ -114,8 +143,14 @@ def _check_widths(mp: Path, key: str, value: Any) -> None:
 
 def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
     """Check a checkpoint's metadata (``mp``: the file, for messages); returns ``meta``."""
+    unknown = sorted((k for k in meta if k not in META_KEYS), key=str)
+    if unknown:
+        raise CheckpointError(
+            f"{mp}: unknown key {brief(unknown[0], 60)} in the checkpoint metadata; known keys: "
+            f"{', '.join(META_KEYS)}"
+        )
     if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{mp}: unknown checkpoint format {meta.get('format')!r} (expected {FORMAT!r})")
+        raise CheckpointError(f"{mp}: unknown checkpoint format {brief(meta.get('format'))} (expected {FORMAT!r})")
     version = meta.get("obs_version")
     if not _is_int(version) or version not in OBS_SIZES:
         raise CheckpointError(
@@ -205,15 +240,17 @@ def read_safetensors(path: str | Path) -> dict[str, np.ndarray]:
     def bad(why: str) -> CheckpointError:
         return CheckpointError(f"{path}: corrupt safetensors file ({why})")
 
-    data = path.read_bytes()
+    data = read_bytes_bounded(path, "weights file", CheckpointError, limit=_MAX_WEIGHTS_BYTES)
     if len(data) < 8:
         raise bad("shorter than its 8-byte header length")
     n = int.from_bytes(data[:8], "little")
     if n > len(data) - 8:
         raise bad(f"header length {n} exceeds the file size {len(data)}")
+    if n > _MAX_HEADER_BYTES:
+        raise bad(f"header length {n} exceeds the format's limit of {_MAX_HEADER_BYTES} bytes")
     try:
-        header = json.loads(data[8 : 8 + n].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        header = parse_json(bytes(data[8 : 8 + n]), "header", CheckpointError)
+    except CheckpointError as exc:
         raise bad(f"header is not JSON: {exc}") from None
     if not isinstance(header, dict):
         raise bad("header is not a JSON object")
@@ -223,26 +260,32 @@ def read_safetensors(path: str | Path) -> dict[str, np.ndarray]:
         if name == "__metadata__":
             continue
         if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= set(info):
-            raise bad(f"tensor {name!r}: header entry needs dtype, shape and data_offsets")
+            raise bad(f"tensor {brief(name)}: header entry needs dtype, shape and data_offsets")
         dtype, shape, offs = info["dtype"], info["shape"], info["data_offsets"]
         if dtype not in _DTYPES and dtype != "BF16":
-            raise bad(f"tensor {name!r}: unsupported dtype {dtype!r}")
+            raise bad(f"tensor {brief(name)}: unsupported dtype {brief(dtype)}")
         if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
-            raise bad(f"tensor {name!r}: bad shape {shape!r}")
+            raise bad(f"tensor {brief(name)}: bad shape {brief(shape)}")
         if (
             not isinstance(offs, list)
             or len(offs) != 2
             or not all(_is_int(o) for o in offs)
             or not 0 <= offs[0] <= offs[1] <= len(body)
         ):
-            raise bad(f"tensor {name!r}: bad data_offsets {offs!r}")
+            raise bad(f"tensor {brief(name)}: bad data_offsets {brief(offs)}")
         np_dtype = np.dtype("<u2" if dtype == "BF16" else _DTYPES[dtype])
         count = math.prod(shape)
         if offs[1] - offs[0] != count * np_dtype.itemsize:
-            raise bad(f"tensor {name!r}: {offs[1] - offs[0]} bytes for shape {shape} of {dtype}")
+            raise bad(f"tensor {brief(name)}: {offs[1] - offs[0]} bytes for shape {brief(shape)} of {dtype}")
         arr = np.frombuffer(body, dtype=np_dtype, count=count, offset=offs[0]).reshape(shape)
         if dtype == "BF16":
             arr = (arr.astype(np.uint32) << 16).view(np.float32)
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            bad_count = int(arr.size - np.isfinite(arr).sum())
+            raise CheckpointError(
+                f"{path}: tensor {brief(name)} holds {bad_count} non-finite value(s) (NaN or inf) "
+                f"of its {arr.size}; a network with them cannot choose legal actions, so it is not loaded"
+            )
         out[name] = arr
     return out
 
@@ -402,6 +445,11 @@ class CheckpointPolicy:
             raise ValueError(f"{self.name}: the action mask has no legal action")
         obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
         logits = self.actor.logits(obs, mask.reshape(1, -1))[0]
+        if not np.isfinite(logits[mask != 0]).all():
+            raise PolicyError(
+                f"policy {policy_name(self)}: its network gave non-finite scores (NaN or inf) to the "
+                "legal actions; it cannot choose one"
+            )
         if self.deterministic:
             return int(np.argmax(logits))
         z = logits.astype(np.float64)
@@ -492,6 +540,13 @@ def act_policies(
         return out
     xr, legal_r = obs[rows], legal[rows]
     raw = first.actor.forward_batch(xr)
+    bad_rows = ~np.isfinite(np.where(legal_r, raw, 0.0)).all(axis=1)
+    if bad_rows.any():
+        i = int(rows[np.flatnonzero(bad_rows)[0]])
+        raise PolicyError(
+            f"policy {policy_name(policies[i])} (row {i}): its network gave non-finite scores (NaN "
+            "or inf) to the legal actions; it cannot choose one"
+        )
     tol = LOGIT_TOL_ABS + LOGIT_TOL_REL * np.abs(raw).max(axis=1)
     logits = np.where(legal_r, raw, np.float32(MASKED_LOGIT))
 

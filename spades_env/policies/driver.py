@@ -22,7 +22,7 @@ import numpy as np
 
 from spades_env.core.episode import RUNNING
 from spades_env.core.game import SpadesGame, StepResult
-from spades_env.policies.base import Policy, act_rows
+from spades_env.policies.base import Policy, act_rows, checked_action
 
 Seated = Mapping[int, Policy] | Sequence[Policy]
 """Policies by seat: a ``{seat: Policy}`` dict (seats not in it are not driven) or one per seat."""
@@ -81,7 +81,7 @@ def drive(
         if policy is None:
             break
         obs, mask = game.observe(seat)
-        r = game.step(policy.act(obs, mask))
+        r = game.step(checked_action(policy, policy.act(obs, mask), mask, where=f"seat {seat}"))
         steps += 1
         out.last = r
         if r.hand is not None or r.illegal:

@@ -10,7 +10,6 @@ replay).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -26,6 +25,7 @@ import numpy as np
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS, action_to_str
 from spades_env.core.cards import cards_from_mask
+from spades_env.core.files import read_json_file
 from spades_env.core.game import IllegalActionError, SpadesGame, StepResult, seat_names
 from spades_env.core.rules import RulesConfig, RulesError, load_rules, preset_names
 from spades_env.core.scoring import bag_penalty, hand_points, team_contract
@@ -96,7 +96,7 @@ def list_records(folder: Path) -> list[dict[str, Any]]:
         if not _NAME.match(p.name) or p.stat().st_size > MAX_RECORD_BYTES:
             continue
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = read_json_file(p, "record file", WebError, limit=MAX_RECORD_BYTES)
             meta = data.get("meta") or {}
             unfinished = "final" not in data or data["final"].get("phase") != "match_end"
             out.append(

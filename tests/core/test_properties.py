@@ -23,11 +23,12 @@ SEEDS = st.integers(min_value=0, max_value=2**63 - 1)
 @st.composite
 def four_player_rules(draw) -> RulesConfig:
     """Four-player rules with every knob drawn; short games so they end."""
+    blind = draw(st.booleans())  # the exchange and deficit only with Blind Nil (else contradictory)
     return load_rules(
         {
-            "blind_nil": draw(st.booleans()),
-            "blind_nil_min_deficit": draw(st.sampled_from([0, 0, 50])),
-            "blind_nil_exchange": draw(st.integers(0, 3)),
+            "blind_nil": blind,
+            "blind_nil_min_deficit": draw(st.sampled_from([0, 0, 50])) if blind else 0,
+            "blind_nil_exchange": draw(st.integers(0, 3)) if blind else 0,
             "nil_value": draw(st.sampled_from([50, 100])),
             "blind_nil_value": draw(st.sampled_from([200, 300])),
             "bag_limit": draw(st.sampled_from([0, 3, 5, 10])),
