@@ -275,16 +275,6 @@ def check_state_row(state: Any, size: int, num_seats: int, name: str = "state") 
     return state
 
 
-def read_text_file(path: Any, what: str, error: type[SpadesError] = InputError) -> str:
-    """The text of the UTF-8 file ``path`` (a ``what``, e.g. "rules file"), read boundedly by
-    :func:`spades_env.core.files.read_text_bounded`: a missing file, a directory, a FIFO or
-    device, a file past the size limit, an unreadable file or bytes that are not UTF-8 raise
-    ``error`` naming the file."""
-    from spades_env.core.files import read_text_bounded
-
-    return read_text_bounded(path, what, error)
-
-
 __all__ = [
     "MAX_COUNT",
     "SCORE_LIMIT",
@@ -307,6 +297,5 @@ __all__ = [
     "check_state_row",
     "is_int",
     "parse_seat",
-    "read_text_file",
     "seat_names",
 ]
