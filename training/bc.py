@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.observation import O_PHASE, OBS_SIZE, STATE_VEC_SIZE, score_clip_ok
 from spades_env.core.rules import load_rules
+from spades_env.io.atomic import write_text
 from training.allocator import keep_freed_memory
 from training.checkpoint import save_checkpoint
 from training.config import ConfigError, config_to_dict, load_config
@@ -567,6 +569,13 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
                 ce = ce + cfg.regret_coef * expected_regret(logits, values[mb], mask[mb])
             w = torch.where(card_play_rows(x), 1.0, cfg.bidding_weight)
             loss = (ce * w).sum() / w.sum()
+            if not math.isfinite(loss.item()):
+                from training.runs import NonFiniteError
+
+                raise NonFiniteError(
+                    f"epoch {epoch + 1}: the imitation loss is {loss.item()}; training diverged "
+                    f"(learning_rate {cfg.learning_rate:g}); nothing was saved"
+                )
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -610,7 +619,7 @@ def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
     for folder in cfg.data_from:  # before hours of teacher data: the earlier data must be there
         saved_chunks(folder)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "config.json").write_text(json.dumps(config_to_dict(cfg), indent=2) + "\n")
+    write_text(out_dir / "config.json", json.dumps(config_to_dict(cfg), indent=2) + "\n")
     t0 = time.monotonic()
     data = generate(cfg, out_dir / "data")
     if cfg.data_from:
@@ -640,7 +649,7 @@ def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
         "evaluation": [],
     }
     path = save_checkpoint(out_dir / "final", model, meta)
-    (out_dir / "history.json").write_text(json.dumps(history, indent=2) + "\n")
+    write_text(out_dir / "history.json", json.dumps(history, indent=2) + "\n")
     print(f"saved {path} ({t2 - t0:.0f} s in all)", flush=True)
     return path
 

@@ -20,6 +20,7 @@ actor-critic network, the training state.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -35,6 +36,7 @@ from safetensors.torch import load_file, save_file
 
 from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.observation import OBS_SIZE, OBS_VERSION, STATE_VEC_SIZE
+from spades_env.io.atomic import fsync_dir, new_mode, replace_dir, write_text
 from spades_env.policies.checkpoint import (  # the torch-free half: constants, errors, metadata checks
     FORMAT,
     META_FILE,
@@ -66,11 +68,13 @@ __all__ = [
     "load_train_state",
     "save_checkpoint",
     "update_meta",
+    "update_train_json",
 ]
 
 
+@functools.lru_cache(maxsize=1)
 def code_revision() -> str | None:
-    """``git rev-parse HEAD`` of the source tree, when available."""
+    """``git rev-parse HEAD`` of the source tree, when available (asked once per process)."""
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"],
@@ -92,13 +96,19 @@ def save_checkpoint(
     train_tensors: dict[str, torch.Tensor] | None = None,
     train_json: dict[str, Any] | None = None,
 ) -> Path:
-    """Write a checkpoint directory atomically (a temporary directory renamed into place)."""
+    """Write a checkpoint directory atomically: every file into a hidden temporary directory
+    beside ``path``, synced to disk, then the directory renamed into place (a process killed
+    at any instant leaves ``path`` as it was, or complete)."""
+    from training.runs import fault_point
+
     dest = Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp.", dir=dest.parent))
     try:
+        os.chmod(tmp, new_mode(folder=True))
         weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
         save_file(weights, str(tmp / MODEL_FILE))
+        fault_point("checkpoint:weights_written")
         full = {
             "format": FORMAT,
             "obs_version": OBS_VERSION,
@@ -111,21 +121,22 @@ def save_checkpoint(
             **meta,
         }
         (tmp / META_FILE).write_text(json.dumps(full, indent=2, sort_keys=False) + "\n")
+        fault_point("checkpoint:meta_written")
         if train_tensors is not None:
             save_file(
                 {k: v.detach().cpu().contiguous() for k, v in train_tensors.items()}, str(tmp / STATE_FILE)
             )
+            fault_point("checkpoint:state_written")
             (tmp / STATE_JSON).write_text(json.dumps(train_json or {}) + "\n")
-        if dest.exists():
-            old = dest.with_name(f".{dest.name}.old.{os.getpid()}")
-            dest.rename(old)
-            tmp.rename(dest)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(dest)
+        for f in tmp.iterdir():
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
+        fault_point("checkpoint:synced")
+        replace_dir(tmp, dest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    fsync_dir(dest.parent)
     return dest
 
 
@@ -191,6 +202,12 @@ def update_meta(path: str | Path, **fields: Any) -> None:
     d = checkpoint_dir(path)
     meta = _read_json(d / META_FILE)
     meta.update(fields)
-    tmp = d / (META_FILE + ".tmp")
-    tmp.write_text(json.dumps(meta, indent=2) + "\n")
-    tmp.replace(d / META_FILE)
+    write_text(d / META_FILE, json.dumps(meta, indent=2) + "\n")
+
+
+def update_train_json(path: str | Path, **fields: Any) -> None:
+    """Add or replace fields of a checkpoint's ``train_state.json`` (atomically)."""
+    d = checkpoint_dir(path)
+    js = _read_json(d / STATE_JSON)
+    js.update(fields)
+    write_text(d / STATE_JSON, json.dumps(js) + "\n")

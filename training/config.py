@@ -9,6 +9,8 @@ checked the same way.
 from __future__ import annotations
 
 import dataclasses
+import math
+import reprlib
 import types
 import typing
 from pathlib import Path
@@ -17,6 +19,22 @@ from typing import Any, TypeVar
 import yaml
 
 T = TypeVar("T")
+MAX_INT = 2**63 - 1
+"""Largest integer a config key takes (a longer one is refused, not formatted)."""
+
+
+def _digits(value: int) -> str:
+    try:
+        return str(len(str(abs(value))))
+    except ValueError:  # past Python's 4300-digit limit
+        return f"about {int(abs(value).bit_length() * 0.30103) + 1}"
+
+
+def _brief(value: Any, width: int = 80) -> str:
+    """``repr(value)``, cut to ``width`` characters: an error message never formats an
+    unbounded value."""
+    text = reprlib.repr(value) if not isinstance(value, int) or abs(value) < 10**60 else "a huge integer"
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 class ConfigError(ValueError):
@@ -38,22 +56,24 @@ def _check(name: str, tp: Any, value: Any, where: str) -> Any:
                 return _check(name, a, value, where)
             except ConfigError as exc:
                 errors.append(str(exc))
-        raise ConfigError(errors[0] if errors else f"{where}: bad value {value!r} for key {name!r}")
+        raise ConfigError(errors[0] if errors else f"{where}: bad value {_brief(value)} for key {name!r}")
     if origin is tuple:
         args = typing.get_args(tp)
         if isinstance(value, str) or not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{where}: key {name!r} must be a list, got {value!r}")
+            raise ConfigError(f"{where}: key {name!r} must be a list, got {_brief(value)}")
         inner = args[0] if args else Any
         return tuple(_check(name, inner, v, where) for v in value)
     if tp is Any:
         return value
     if tp is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{where}: key {name!r} must be true or false, got {value!r}")
+            raise ConfigError(f"{where}: key {name!r} must be true or false, got {_brief(value)}")
         return value
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where}: key {name!r} must be an integer, got {value!r}")
+            raise ConfigError(f"{where}: key {name!r} must be an integer, got {_brief(value)}")
+        if abs(value) > MAX_INT:
+            raise ConfigError(f"{where}: key {name!r} is out of range (an integer of {_digits(value)} digits)")
         return value
     if tp is float:
         if isinstance(value, str):  # YAML 1.1 reads "1e-4" (no dot) as a string
@@ -62,11 +82,15 @@ def _check(name: str, tp: Any, value: Any, where: str) -> Any:
             except ValueError:
                 pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where}: key {name!r} must be a number, got {value!r}")
+            raise ConfigError(f"{where}: key {name!r} must be a number, got {_brief(value)}")
+        if isinstance(value, int) and abs(value) > MAX_INT:
+            raise ConfigError(f"{where}: key {name!r} is out of range (an integer of {_digits(value)} digits)")
+        if not math.isfinite(value):
+            raise ConfigError(f"{where}: key {name!r} must be a finite number, got {value!r}")
         return float(value)
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{where}: key {name!r} must be a string, got {value!r}")
+            raise ConfigError(f"{where}: key {name!r} must be a string, got {_brief(value)}")
         return value
     raise ConfigError(f"{where}: key {name!r} has an unsupported type {tp!r}")
 
@@ -77,11 +101,11 @@ def parse_overrides(overrides: list[str] | None) -> dict[str, Any]:
     for item in overrides or []:
         key, eq, text = item.partition("=")
         if not eq or not key.strip():
-            raise ConfigError(f"override {item!r} is not key=value")
+            raise ConfigError(f"override {_brief(item)} is not key=value")
         try:
             out[key.strip()] = yaml.safe_load(text) if text.strip() else ""
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"override {item!r}: not a YAML value ({exc})") from None
+        except (yaml.YAMLError, ValueError) as exc:  # ValueError: an integer past 4300 digits
+            raise ConfigError(f"override {_brief(item)}: not a YAML value ({_brief(str(exc), 200)})") from None
     return out
 
 
@@ -100,7 +124,7 @@ def build_config(cls: type[T], data: dict[str, Any], where: str) -> T:
     problem = getattr(obj, "validate", lambda: None)()
     if problem:
         key, msg = problem
-        raise ConfigError(f"{where}: key {key!r}: {msg} (got {getattr(obj, key)!r})")
+        raise ConfigError(f"{where}: key {key!r}: {msg} (got {_brief(getattr(obj, key))})")
     return obj
 
 
@@ -115,8 +139,8 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: list[st
             raise ConfigError(f"{where}: no such config file")
         try:
             loaded = yaml.safe_load(p.read_text())
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{where}: not valid YAML ({exc})") from None
+        except (yaml.YAMLError, ValueError) as exc:  # ValueError: an integer past 4300 digits
+            raise ConfigError(f"{where}: not valid YAML ({_brief(str(exc), 200)})") from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
@@ -126,7 +150,8 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: list[st
     if ov:
         build_config(cls, {**data}, where)  # errors in the file itself name the file
         data.update(ov)
-        where = f"{where} with overrides {' '.join(overrides or [])}"
+        shown = " ".join(o if len(o) <= 80 else o[:77] + "..." for o in overrides or [])
+        where = f"{where} with overrides {shown}"
     return build_config(cls, data, where)
 
 

@@ -74,7 +74,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,8 +81,10 @@ from typing import Any
 
 import yaml
 
+from spades_env.io.atomic import write_text
 from training.checkpoint import CheckpointError
 from training.config import ConfigError, config_to_dict
+from training.runs import NonFiniteError
 
 KINDS = ("bc", "ppo", "rollouts")
 TRAINED = ("bc", "ppo")  # the kinds whose stages end in a checkpoint
@@ -311,24 +312,36 @@ def run_stage(pl: Pipeline, st: Stage, log=print) -> Path:
         final = run_rollouts(cfg, run)  # its data folder: what later stages read (data_from)
         info = {}
     else:
+        from training import runs
         from training.ppo import train
 
-        latest = run / "checkpoints" / "latest"
-        resume = latest if (latest / "meta.json").is_file() else None
-        log(f"stage {st.name}: PPO ({st.config}) -> {run}" + (f", resuming from {latest}" if resume else ""))
-        tr = train(cfg, run, resume, stop_update=st.stop_at or None)
+        def note(msg: str) -> None:
+            log(f"stage {st.name}: {msg}")
+
+        found = runs.newest_intact(run, note)  # never a silent restart of a stage with checkpoints
+        held = runs.holds_run(run)
+        if found is not None:
+            note(f"PPO ({st.config}) -> {run}, resuming from {found[0]} (update {found[1]})")
+            resume: Path | None = found[0]
+        else:
+            resume = None
+            note(
+                f"PPO ({st.config}) -> {run}"
+                + (f"; starting it over: the folder holds no intact checkpoint ({held})" if held else "")
+            )
+        tr = train(cfg, run, resume, stop_update=st.stop_at or None, overwrite=bool(held) and resume is None, log=note)
         final = run / "final"
         if st.stop_at and tr.update < cfg.updates():  # stopped early by count: its last checkpoint
-            if tr.update != st.stop_at or not (run / "checkpoints" / "latest" / "meta.json").is_file():
+            last = runs.numbered(run / "checkpoints")
+            if tr.update != st.stop_at or not last or last[-1][0] != st.stop_at:
                 raise CheckpointError(
                     f"stage {st.name!r}: {run} is at update {tr.update}, not stop_at {st.stop_at}"
                 )
-            shutil.rmtree(final, ignore_errors=True)
-            shutil.copytree(run / "checkpoints" / "latest", final)
+            runs.copy_dir(last[-1][1], final)
         info = {"updates": tr.update, "decisions": tr.decisions}
         if not (final / "meta.json").is_file():
             raise CheckpointError(f"stage {st.name!r}: no final checkpoint in {run} (checkpoint_every is 0?)")
-    done.write_text(json.dumps({**want, "final": str(final), **info}, indent=2) + "\n")
+    write_text(done, json.dumps({**want, "final": str(final), **info}, indent=2) + "\n")
     return final
 
 
@@ -342,9 +355,11 @@ def run_pipeline(pl: Pipeline, only: str | None = None, log=print) -> Path:
             return final
     assert final is not None
     if pl.export:
+        from training.runs import copy_dir
+
         dst = Path(pl.export)
-        shutil.rmtree(dst, ignore_errors=True)
-        shutil.copytree(final, dst)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        copy_dir(final, dst)
         if pl.search_defence:  # the export is a composite agent: its network (here) and the bot
             from spades_env.policies.agents import SPEC_FILE, SPEC_FORMAT
 
@@ -357,7 +372,7 @@ def run_pipeline(pl: Pipeline, only: str | None = None, log=print) -> Path:
                 "search_after_partner_bid": list(pl.search_defence_cover),
                 "both_nil_bid_shade": pl.both_nil_bid_shade,
             }
-            (dst / SPEC_FILE).write_text(json.dumps(spec, indent=2) + "\n")
+            write_text(dst / SPEC_FILE, json.dumps(spec, indent=2) + "\n")
         log(f"exported {final} to {dst}" + (f" (search_defence: {pl.search_defence})" if pl.search_defence else ""))
         final = dst
     return final
@@ -378,6 +393,13 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, CheckpointError) as exc:
         print(f"training.pipeline: {exc}", file=sys.stderr)
         return 2
+    except NonFiniteError as exc:
+        print(f"training.pipeline: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as exc:
+        msg = getattr(exc, "message", "interrupted (rerun the pipeline to continue)")
+        print(f"training.pipeline: {msg}", file=sys.stderr)
+        return 130
     print(f"pipeline done: {final}")
     return 0
 

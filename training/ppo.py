@@ -58,8 +58,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -74,15 +74,17 @@ from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE
 from spades_env.envs.vector import VectorSpades
 from training import resume as _resume
+from training import runs as _runs
 from training.allocator import keep_freed_memory
-from training.checkpoint import CheckpointError
-from training.config import ConfigError, config_to_dict
+from training.checkpoint import CheckpointError, update_train_json
+from training.config import ConfigError
 from training.evaluate import eval_scalars
 from training.evaluate import evaluate as _evaluate
 from training.league import LEARNER, POOL, SCRIPTED, League, ScriptedSeats
 from training.network import PRECISIONS, ActorCritic, Input, masked_kl, matmul_precision
 from training.plots import plot_history
 from training.ppo_config import TrainConfig, load_train_config
+from training.runs import NonFiniteError, TrainingInterrupted
 from training.sparse_input import SparseRows
 
 
@@ -386,9 +388,22 @@ class Trainer:
                         if cfg.target_kl > 0 and approx_kl > cfg.target_kl:
                             kl_stop = True
                 stats["v_loss"].append(v_loss.item())
+                if not math.isfinite(loss.item()):
+                    parts = {k: v[-1] for k, v in stats.items() if v}
+                    raise NonFiniteError(
+                        f"update {self.update + 1}: the loss is {loss.item()} ("
+                        + ", ".join(f"{k} {v:.4g}" for k, v in parts.items())
+                        + f"); training diverged (learning_rate {cfg.learning_rate:g}, ent_coef "
+                        f"{cfg.ent_coef:g}); nothing of this update was saved"
+                    )
                 self.optimizer.zero_grad()
                 loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+                norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+                if not math.isfinite(float(norm)):
+                    raise NonFiniteError(
+                        f"update {self.update + 1}: the gradient norm is {float(norm)}; training "
+                        "diverged; nothing of this update was saved"
+                    )
                 self.optimizer.step()
                 if kl_stop:
                     break
@@ -420,18 +435,68 @@ class Trainer:
 
 
 # ---- 2. the loop ---------------------------------------------------------------------------
+def _check_finite(tr: Trainer) -> None:
+    """A NonFiniteError naming the first weight that is NaN or infinite (before any save)."""
+    for name, p in tr.model.named_parameters():
+        if not bool(torch.isfinite(p).all()):
+            raise NonFiniteError(
+                f"update {tr.update}: weight {name} is not finite after the update (training "
+                f"diverged; learning_rate {tr.cfg.learning_rate:g}); nothing of it was saved"
+            )
+
+
+class _Interrupts:
+    """SIGINT -> a flag the loop reads at the end of each update (a second Ctrl-C stops at once)."""
+
+    def __init__(self) -> None:
+        self.hit = False
+        self.prev: Any = None
+
+    def __enter__(self) -> _Interrupts:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self.prev = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        if self.hit:  # the second Ctrl-C: stop now (the last checkpoint stands)
+            raise KeyboardInterrupt
+        self.hit = True
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self.prev is not None:
+            signal.signal(signal.SIGINT, self.prev)
+
+
 def train(
     cfg: TrainConfig,
     run_dir: str | Path | None = None,
-    resume: str | Path | None = None,
+    resume: str | Path | bool | None = None,
     stop_update: int | None = None,
+    *,
+    overwrite: bool = False,
+    allow_changes: bool = False,
+    log: Callable[[str], None] | None = None,
 ) -> Trainer:
     """Train to ``cfg.total_decisions`` (or to update ``stop_update``); returns the trainer.
-    Writes checkpoints, ``history.jsonl``, TensorBoard scalars and ``learning_curve.png``."""
+    Writes checkpoints, ``history.jsonl``, TensorBoard scalars and ``learning_curve.png``
+    (:mod:`training.runs`: every write atomic, a run folder that holds a run refused unless
+    ``resume`` or ``overwrite``).
+
+    ``resume``: a checkpoint directory, or ``True`` / ``"latest"`` / the run folder for the
+    newest intact checkpoint of ``run_dir``; a config that differs from the checkpoint's is
+    refused unless ``allow_changes``. Ctrl-C stops at the end of the update in progress with a
+    checkpoint and raises :class:`~training.runs.TrainingInterrupted`."""
+    say = log or (lambda m: print(f"training.ppo: {m}", file=sys.stderr, flush=True))
     run = Path(run_dir) if run_dir is not None else Path("runs") / cfg.run_name
-    run.mkdir(parents=True, exist_ok=True)
-    (run / "config.json").write_text(json.dumps(config_to_dict(cfg), indent=2) + "\n")
-    tr = Trainer(cfg, run, resume)
+    ckpt, changes = _runs.prepare(cfg, run, resume, overwrite, allow_changes, say)
+    tr = Trainer(cfg, run, ckpt)
+    if "learning_rate" in changes:  # (anneal_lr sets it every update anyway)
+        tr.optimizer.param_groups[0]["lr"] = cfg.learning_rate
     per_update = cfg.num_envs * cfg.num_steps
     total_updates = cfg.updates()
     last_update = total_updates if stop_update is None else min(stop_update, total_updates)
@@ -452,64 +517,65 @@ def train(
             desc=cfg.run_name,
         )
     ckdir = run / "checkpoints"
-    hist_path = run / "history.jsonl"
-    if hist_path.is_file():  # a resumed run: drop what the first run logged after its checkpoint
-        keep = [
-            x
-            for x in hist_path.read_text().splitlines()
-            if x.strip() and json.loads(x)["update"] <= tr.update
-        ]
-        hist_path.write_text("".join(x + "\n" for x in keep))
-    history = hist_path.open("a")
+    history = (run / "history.jsonl").open("a")
     started = time.monotonic()
     out_of_time = False
+    latest: Path | None = ckpt
     try:
-        while tr.update < last_update:
-            t0 = time.perf_counter()
-            tr.collect()
-            t1 = time.perf_counter()
-            row = tr.learn(total_updates)
-            t2 = time.perf_counter()
-            row["perf/decisions_per_s"] = per_update / (t2 - t0)
-            row["perf/collect_decisions_per_s"] = per_update / (t1 - t0)
-            for k, v in tr.ep_stats.items():
-                row[k] = float(np.mean(v))
-            tr.ep_stats = {}
-            out_of_time = cfg.max_minutes > 0 and time.monotonic() - started > 60 * cfg.max_minutes
-            final = tr.update == last_update or out_of_time
-            save_now = cfg.checkpoint_every and (tr.update % cfg.checkpoint_every == 0 or final)
-            eval_now = final if not cfg.eval_every else (tr.update % cfg.eval_every == 0 or final)
-            if save_now or eval_now:
-                path = tr.save(ckdir / f"ckpt_{tr.update:06d}")
-                if eval_now and cfg.eval_boards > 0 and cfg.eval_opponents:
-                    row["eval"] = tr.evaluate(path)
-                    row.update(eval_scalars(row["eval"]))
-                shutil.rmtree(ckdir / "latest", ignore_errors=True)
-                shutil.copytree(path, ckdir / "latest")
-                numbered = sorted(ckdir.glob("ckpt_*"))
-                for old in numbered[: max(len(numbered) - max(cfg.keep_checkpoints, 1), 0)]:
-                    shutil.rmtree(old, ignore_errors=True)
-            row["update"], row["decisions"] = tr.update, tr.decisions
-            history.write(json.dumps(row) + "\n")
-            history.flush()
-            if writer is not None:
-                for k, v in row.items():
-                    if isinstance(v, float) and "/" in k:
-                        writer.add_scalar(k, v, tr.decisions)
-            if bar is not None:
-                bar.update(per_update)
-                bar.set_postfix(
-                    ent=f"{row.get('train/entropy', 0):.2f}",
-                    kl=f"{row.get('train/approx_kl', 0):.1e}",
-                    dps=f"{row['perf/decisions_per_s']:.0f}",
-                )
-            if out_of_time:
-                break
+        with _Interrupts() as stop:
+            while tr.update < last_update:
+                t0 = time.perf_counter()
+                tr.collect()
+                t1 = time.perf_counter()
+                row = tr.learn(total_updates)
+                t2 = time.perf_counter()
+                _check_finite(tr)
+                row["perf/decisions_per_s"] = per_update / (t2 - t0)
+                row["perf/collect_decisions_per_s"] = per_update / (t1 - t0)
+                for k, v in tr.ep_stats.items():
+                    row[k] = float(np.mean(v))
+                tr.ep_stats = {}
+                out_of_time = cfg.max_minutes > 0 and time.monotonic() - started > 60 * cfg.max_minutes
+                final = tr.update == last_update or out_of_time
+                save_now = bool(cfg.checkpoint_every) and (tr.update % cfg.checkpoint_every == 0 or final)
+                eval_now = final if not cfg.eval_every else (tr.update % cfg.eval_every == 0 or final)
+                save_now = save_now or eval_now or stop.hit
+                staged = None
+                if save_now:  # built and evaluated in a hidden folder; renamed after the history row
+                    staged = tr.save(_runs.staging_path(ckdir, tr.update))
+                    if eval_now and cfg.eval_boards > 0 and cfg.eval_opponents:
+                        row["eval"] = tr.evaluate(staged)
+                        row.update(eval_scalars(row["eval"]))
+                        update_train_json(staged, eval_results=tr.eval_results)
+                        _runs.fault_point("eval:written")
+                row["update"], row["decisions"] = tr.update, tr.decisions
+                _runs.append_row(history, row, sync=staged is not None)
+                if staged is not None:
+                    latest = _runs.publish(ckdir, staged, tr.update, cfg.keep_checkpoints)
+                if writer is not None:
+                    for k, v in row.items():
+                        if isinstance(v, float) and "/" in k:
+                            writer.add_scalar(k, v, tr.decisions)
+                if bar is not None:
+                    bar.update(per_update)
+                    bar.set_postfix(
+                        ent=f"{row.get('train/entropy', 0):.2f}",
+                        kl=f"{row.get('train/approx_kl', 0):.1e}",
+                        dps=f"{row['perf/decisions_per_s']:.0f}",
+                    )
+                if stop.hit:
+                    raise TrainingInterrupted(
+                        f"interrupted at update {tr.update} of {total_updates}; checkpoint {latest} "
+                        f"(continue with --resume)",
+                        latest,
+                    )
+                if out_of_time:
+                    break
         if tr.update >= total_updates or out_of_time:
-            latest = ckdir / "latest"
-            if latest.exists():
-                shutil.rmtree(run / "final", ignore_errors=True)
-                shutil.copytree(latest, run / "final")
+            newest = _runs.numbered(ckdir)
+            if newest:
+                _runs.copy_dir(newest[-1][1], run / "final")
+                _runs.fault_point("final:copied")
     finally:
         history.close()
         if writer is not None:
@@ -521,7 +587,8 @@ def train(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m training.ppo --config FILE [--set key=value ...] [--run-dir DIR] [--resume CKPT]``."""
+    """``python -m training.ppo --config FILE [--set key=value ...] [--run-dir DIR] [--resume [CKPT]]
+    [--overwrite] [--allow-changes]``."""
     p = argparse.ArgumentParser(prog="python -m training.ppo", description=__doc__.split("\n\n")[0])
     p.add_argument("--config", default=None, help="training config YAML (configs/train/*.yaml)")
     p.add_argument(
@@ -533,14 +600,39 @@ def main(argv: list[str] | None = None) -> int:
         help="override a config key",
     )
     p.add_argument("--run-dir", default=None, help="output directory (default runs/<run_name>)")
-    p.add_argument("--resume", default=None, help="checkpoint directory to continue from exactly")
-    args = p.parse_args(argv)
+    p.add_argument(
+        "--resume",
+        nargs="?",
+        const="latest",
+        default=None,
+        metavar="CKPT",
+        help="continue exactly: from the run folder's newest intact checkpoint (no value, or "
+        "'latest'), or from the checkpoint directory given",
+    )
+    p.add_argument(
+        "--overwrite", action="store_true", help="delete the run the run folder holds and start over"
+    )
+    p.add_argument(
+        "--allow-changes",
+        action="store_true",
+        help="resume with settings that differ from the checkpoint's (they take effect; config.json records them)",
+    )
     try:
+        args = p.parse_args(argv)
         cfg = load_train_config(args.config, args.overrides)
-        tr = train(cfg, args.run_dir, args.resume)
+        tr = train(cfg, args.run_dir, args.resume, overwrite=args.overwrite, allow_changes=args.allow_changes)
     except (ConfigError, CheckpointError) as exc:
         print(f"training.ppo: {exc}", file=sys.stderr)
         return 2
+    except NonFiniteError as exc:
+        print(f"training.ppo: {exc}", file=sys.stderr)
+        return 1
+    except TrainingInterrupted as exc:
+        print(f"training.ppo: {exc.message}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("training.ppo: interrupted (the last checkpoint stands; continue with --resume)", file=sys.stderr)
+        return 130
     print(f"done: {tr.update} updates, {tr.decisions} decisions; run directory {tr.run_dir}")
     if tr.eval_results:
         print(json.dumps(tr.eval_results[-1], indent=2))

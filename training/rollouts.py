@@ -42,6 +42,7 @@ import numpy as np
 from spades_env.core import layout as L
 from spades_env.core.actions import BID_BASE, NUM_ACTIONS
 from spades_env.core.observation import public_bids
+from spades_env.io.atomic import write_text
 from training.config import ConfigError, config_to_dict, load_config
 from training.rules_family import load_family, validate_family
 
@@ -379,7 +380,7 @@ def run(cfg: RolloutConfig, out: str | Path | None = None) -> Path:
     out_dir = Path(out) if out is not None else Path("runs") / cfg.run_name
     data = out_dir / "data"
     data.mkdir(parents=True, exist_ok=True)
-    (out_dir / "config.json").write_text(json.dumps(config_to_dict(cfg), indent=2, default=str))
+    write_text(out_dir / "config.json", json.dumps(config_to_dict(cfg), indent=2, default=str))
     n_chunks = -(-cfg.hands // cfg.chunk_hands)
     sizes = {k: min(cfg.chunk_hands, cfg.hands - k * cfg.chunk_hands) for k in range(n_chunks)}
     todo = [k for k in range(n_chunks) if cached_chunk(data, k, chunk_task(cfg, k, sizes[k])) is None]
