@@ -1,0 +1,56 @@
+"""Expert iteration (training.expert_iteration): one tiny run of two rounds end to end."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from spades_env.core import layout as L
+from spades_env.core.observation import O_PHASE
+from spades_env.policies import load
+from training.config import ConfigError
+from training.expert_iteration import load_ei_config, run
+
+SMOKE = "configs/train/expert_iteration_smoke.yaml"
+
+
+def test_two_tiny_rounds_end_to_end_and_resume(tmp_path):
+    cfg = load_ei_config(SMOKE, ["progress=false"])
+    last = run(cfg, tmp_path)
+    r1, r2 = tmp_path / "round_1", tmp_path / "round_2"
+    assert last == (r2 / "final").resolve()
+    # round 2's search ran with round 1's network
+    rec2 = json.loads((r2 / "final" / "meta.json").read_text())["bc"]
+    assert str((r1 / "final").resolve()) in rec2["teacher"] and rec2["expert_iteration_round"] == 2
+    assert rec2["fitted"] == 2 * cfg.decisions  # its own data and round 1's (replay_rounds 1)
+    # the data: every decision labelled, the searched ones (bids, cards) with values
+    with np.load(r1 / "data" / "chunk_00001.npz") as z:
+        obs, values, mask = z["obs"], z["values"].astype(np.float32), z["mask"]
+    phase = obs[:, O_PHASE : O_PHASE + 8].argmax(1)
+    valued = np.isfinite(values).any(1)
+    play = (phase == L.PH_PLAY) & (mask.sum(1) > 1)
+    assert play.sum() > 0 and valued[play].all()
+    assert valued[phase == L.PH_BID].all()
+    assert not np.isfinite(values[~mask.astype(bool)]).any()  # values only on legal actions
+    # the new network plays (NumPy, as any checkpoint)
+    pol = load(str(r2 / "final"), seed=0)
+    assert hasattr(pol, "actor")
+    # a rerun skips the finished rounds; a lost round is made again from its saved chunks
+    chunks = sorted((r2 / "data").glob("chunk_*.npz"))
+    stamps = [c.stat().st_mtime_ns for c in chunks]
+    (r2 / "round.json").unlink()
+    assert run(cfg, tmp_path) == last
+    assert [c.stat().st_mtime_ns for c in chunks] == stamps  # reused, not made again
+    assert (r2 / "round.json").is_file()
+    # a finished round made under another config is not silently mixed in
+    with pytest.raises(ConfigError, match="another config"):
+        run(load_ei_config(SMOKE, ["progress=false", "soft_temperature=5.0"]), tmp_path)
+
+
+def test_config_refusals():
+    for bad, key in (("search=heuristic", "search"), ("search=netsearch:net=x", "search"), ("rounds=0", "rounds"),
+                     ("precision=float16", "precision")):
+        with pytest.raises(ConfigError, match=key):
+            load_ei_config(SMOKE, [bad])

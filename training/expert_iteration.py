@@ -1,0 +1,342 @@
+"""Expert iteration: the network trained on its own search's action values, round after round.
+
+Run::
+
+    python -m training.expert_iteration configs/train/expert_iteration.yaml [--set key=value ...] [--runs DIR]
+
+Each round ``r = 1 .. rounds`` writes ``<runs>/round_<r>``:
+
+1. **Data.** Self-play positions: the current network (``start`` for round 1, then the last
+   round's ``final``) plays every seat (``play_share`` of the decisions; the search plays the
+   rest), and at every decision the search with that network (``search`` with
+   ``net=<current network>``, :mod:`spades_env.policies.bots.netsearch`) records its action
+   and its candidates' values (points). Made by ``training.bc``'s chunked generator: each
+   chunk is saved under ``<round>/data`` as it is made and a rerun reuses the chunks it has
+   (resumable by chunk; a chunk is a function of its task).
+2. **Fit.** The network, from the current one, is trained on soft targets: the softmax of the
+   search's values / ``soft_temperature`` over the searched actions (``training.bc``'s
+   :func:`~training.bc.soft_targets`; decisions the search did not value, such as forced
+   moves and the Blind Nil choice, keep the one label), plus ``replay_rounds`` earlier rounds'
+   data; the forwards run in ``precision`` (``bfloat16``: torch's CPU autocast,
+   :func:`training.network.matmul_precision`).
+3. **Save.** ``<round>/final`` (a checkpoint the search and the arena take by path) and
+   ``<round>/round.json`` (the round's config, decisions, wall times, fit history). A rerun
+   skips a finished round; a finished round whose config changed since is an error (delete its
+   folder to make it again).
+
+The next round's search runs with the new network. Nothing here plays on a clock: every round
+ends by count (``decisions``, ``epochs``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from training.config import ConfigError, config_to_dict, load_config
+
+
+@dataclass(frozen=True)
+class ExpertIterationConfig:
+    """Every knob of an expert-iteration run (``configs/train/expert_iteration*.yaml``)."""
+
+    runs: str = "runs/expert_iteration"
+    """Folder of the rounds (``--runs`` overrides)."""
+    start: str = "spades4_net_v1"
+    """The first round's network: a shipped network agent id or a checkpoint folder."""
+    rounds: int = 3
+    """Rounds of search-then-train."""
+    search: str = "netsearch:samples=16,bids=4"
+    """The searching teacher (a ``netsearch`` registry name; ``net=`` is set to each round's
+    current network)."""
+    seed: int = 0
+    """Seed of the games, the searches and the fit (round ``r`` uses ``seed + r``)."""
+    rules: str = "tournament"
+    """Rules preset name or YAML path of the self-play games."""
+    decisions: int = 200_000
+    """Decisions labelled per round."""
+    chunk_decisions: int = 5_000
+    """Decisions per data chunk (the unit of resumption)."""
+    num_envs: int = 64
+    """Games in lockstep per chunk."""
+    workers: int = 2
+    """Processes generating data."""
+    play_share: float = 1.0
+    """Share of the decisions the current network plays (the search labels every decision):
+    1.0, the network's self-play positions; 0.0, the search's own games."""
+    soft_temperature: float = 10.0
+    """Soft targets: softmax of the search's values (points) / this."""
+    regret_coef: float = 0.0
+    """Added expected regret of the network's choice, in points (``training.bc``)."""
+    bidding_weight: float = 1.0
+    """Loss weight of the decisions outside the card play."""
+    replay_rounds: int = 1
+    """Earlier rounds whose data is fitted again with this round's."""
+    epochs: int = 2
+    """Passes over the data per round."""
+    batch_size: int = 2048
+    """Minibatch size."""
+    learning_rate: float = 3e-4
+    """Adam learning rate, decayed to 0 along a cosine within each round."""
+    precision: str = "float32"
+    """``float32`` or ``bfloat16`` (the forwards under torch's CPU autocast)."""
+    torch_threads: int = 2
+    """``torch.set_num_threads`` for the fit."""
+    val_share: float = 0.02
+    """Share of each round's data held out for the accuracy and the regret."""
+    progress: bool = True
+    """Progress bars."""
+
+    def validate(self) -> tuple[str, str] | None:
+        from spades_env.policies.bots import PolicyNameError, parse_policy_name
+        from training.network import PRECISIONS
+
+        try:
+            base, opts = parse_policy_name(self.search)
+        except PolicyNameError as exc:
+            return "search", str(exc)
+        checks = [
+            ("search", base == "netsearch", "must be a netsearch registry name"),
+            ("search", "net" not in opts, "must not name net= (each round sets it)"),
+            ("rounds", self.rounds >= 1, "must be >= 1"),
+            ("decisions", self.decisions >= 1, "must be >= 1"),
+            ("chunk_decisions", self.chunk_decisions >= 1, "must be >= 1"),
+            ("num_envs", self.num_envs >= 1, "must be >= 1"),
+            ("workers", self.workers >= 1, "must be >= 1"),
+            ("play_share", 0.0 <= self.play_share <= 1.0, "must be in [0, 1]"),
+            ("soft_temperature", self.soft_temperature > 0, "must be > 0"),
+            ("regret_coef", self.regret_coef >= 0, "must be >= 0"),
+            ("replay_rounds", self.replay_rounds >= 0, "must be >= 0"),
+            ("epochs", self.epochs >= 1, "must be >= 1"),
+            ("batch_size", self.batch_size >= 1, "must be >= 1"),
+            ("learning_rate", self.learning_rate > 0, "must be > 0"),
+            ("precision", self.precision in PRECISIONS, f"must be one of {list(PRECISIONS)}"),
+            ("val_share", 0.0 <= self.val_share < 1.0, "must be in [0, 1)"),
+        ]
+        for key, ok, msg in checks:
+            if not ok:
+                return key, msg
+        return None
+
+
+def load_ei_config(path: str | Path | None, overrides: list[str] | None = None) -> ExpertIterationConfig:
+    """A validated :class:`ExpertIterationConfig` from a YAML file and ``key=value`` overrides."""
+    return load_config(ExpertIterationConfig, path, overrides)
+
+
+def network_dir(spec: str) -> Path:
+    """The checkpoint folder of a network agent id or folder."""
+    from spades_env.policies.agents import agent_dir, is_agent_id
+
+    p = agent_dir(spec) if is_agent_id(spec) else Path(spec)
+    if not (p / "model.safetensors").is_file():
+        raise ConfigError(f"start: {spec!r} is not a network checkpoint (no model.safetensors in {p})")
+    return p.resolve()
+
+
+def round_bc_config(cfg: ExpertIterationConfig, r: int, net: Path) -> Any:
+    """The ``training.bc`` config of round ``r``'s data (its ``teacher`` is the search with
+    ``net``; its network shapes are ``net``'s)."""
+    from spades_env.policies.checkpoint import load_meta
+    from training.bc import BCConfig
+
+    arch = load_meta(net)["arch"]
+    return BCConfig(
+        run_name=f"round_{r}",
+        seed=cfg.seed + r,
+        rules=cfg.rules,
+        teacher=f"{cfg.search},net={net}",
+        init_from=str(net),
+        bidding_weight=cfg.bidding_weight,
+        play_by=str(net) if cfg.play_share > 0 else "",
+        play_share=cfg.play_share,
+        soft_temperature=cfg.soft_temperature,
+        regret_coef=cfg.regret_coef,
+        decisions=cfg.decisions,
+        chunk_decisions=cfg.chunk_decisions,
+        num_envs=cfg.num_envs,
+        workers=cfg.workers,
+        val_share=cfg.val_share,
+        hidden=tuple(arch["hidden"]),
+        critic_hidden=tuple(arch["critic_hidden"]),
+        score_clip=arch.get("score_clip"),
+        epochs=cfg.epochs,
+        batch_size=cfg.batch_size,
+        learning_rate=cfg.learning_rate,
+        torch_threads=cfg.torch_threads,
+        progress=cfg.progress,
+    )
+
+
+def fit(bcfg: Any, data: dict[str, np.ndarray], precision: str) -> tuple[Any, list[dict[str, Any]]]:
+    """``training.bc``'s soft-target fit with the forwards in ``precision``."""
+    import torch
+
+    from spades_env.core.actions import NUM_ACTIONS
+    from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE
+    from training.bc import card_play_regret, card_play_rows, expected_regret, imitation_loss, soft_targets
+    from training.network import ActorCritic, masked_logits, matmul_precision, run_mlp
+    from training.resume import init_weights
+    from training.sparse_input import SparseRows
+
+    if bcfg.torch_threads > 0:
+        torch.set_num_threads(bcfg.torch_threads)
+    torch.manual_seed(bcfg.seed)
+    gen = torch.Generator().manual_seed(bcfg.seed)
+    model = ActorCritic(OBS_SIZE, STATE_VEC_SIZE, NUM_ACTIONS, bcfg.hidden, bcfg.critic_hidden, bcfg.score_clip)
+    init_weights(model, bcfg, bcfg.init_from)
+    obs = torch.from_numpy(data["obs"])
+    mask = torch.from_numpy(data["mask"])
+    action = torch.from_numpy(data["action"].astype(np.int64))
+    values = torch.from_numpy(data["values"])
+    n = len(action)
+    order = torch.randperm(n, generator=gen)
+    n_val = int(n * bcfg.val_share)
+    val, train_idx = order[:n_val], order[n_val:]
+    opt = torch.optim.Adam(model.actor.parameters(), lr=bcfg.learning_rate)
+    steps = max(1, bcfg.epochs * -(-len(train_idx) // bcfg.batch_size))
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
+    history: list[dict[str, float]] = []
+    for epoch in range(bcfg.epochs):
+        perm = train_idx[torch.randperm(len(train_idx), generator=gen)]
+        total, count = 0.0, 0
+        for s in range(0, len(perm), bcfg.batch_size):
+            mb = perm[s : s + bcfg.batch_size]
+            x = obs[mb]
+            with matmul_precision(precision):
+                out = run_mlp(model.actor, SparseRows.from_dense(x.float().numpy()))
+            logits = masked_logits(out.float(), mask[mb])
+            target, has = soft_targets(values[mb], mask[mb], bcfg.soft_temperature)
+            ce = imitation_loss(logits, action[mb], target, has)
+            if bcfg.regret_coef > 0:
+                ce = ce + bcfg.regret_coef * expected_regret(logits, values[mb], mask[mb])
+            w = torch.where(card_play_rows(x), 1.0, bcfg.bidding_weight)
+            loss = (ce * w).sum() / w.sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(mb)
+            count += len(mb)
+        row: dict[str, Any] = {"epoch": epoch + 1, "loss": total / max(count, 1)}
+        if n_val:
+            with torch.no_grad():
+                lv = masked_logits(model.actor(obs[val].float()), mask[val])
+            row["val_agreement"] = float((lv.argmax(-1) == action[val]).float().mean())
+            row["val_regret_card_play"] = card_play_regret(model, obs[val], mask[val], values[val])
+        row = {k: (v if np.isfinite(v) else None) for k, v in row.items()}  # JSON: finite numbers only
+        history.append(row)
+        print(json.dumps(row), flush=True)
+    return model, history
+
+
+def _round_config(cfg: ExpertIterationConfig, r: int, net: Path) -> dict[str, Any]:
+    d = config_to_dict(cfg)
+    d.pop("runs", None)
+    d.pop("progress", None)
+    d.pop("workers", None)  # how many processes make a chunk does not change it
+    return {"round": r, "net": str(net), "config": d}
+
+
+def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path) -> Path:
+    """Round ``r`` from network ``net`` into ``folder``; returns its final checkpoint."""
+    from training.bc import generate, saved_data
+    from training.checkpoint import save_checkpoint
+
+    done = folder / "round.json"
+    key = _round_config(cfg, r, net)
+    if done.is_file():
+        old = json.loads(done.read_text())
+        if old.get("key") != key:
+            raise ConfigError(
+                f"{folder}: round {r} was made under another config or network; delete the folder to make it again"
+            )
+        print(f"round {r}: done ({folder / 'final'})", flush=True)
+        return folder / "final"
+    folder.mkdir(parents=True, exist_ok=True)
+    bcfg = round_bc_config(cfg, r, net)
+    t0 = time.monotonic()
+    data = generate(bcfg, folder / "data")
+    own = len(data["action"])
+    earlier = [str(folder.parent / f"round_{q}" / "data") for q in range(max(1, r - cfg.replay_rounds), r)]
+    if earlier:
+        data = saved_data(earlier, True, first=data)
+    t1 = time.monotonic()
+    valued = int(np.isfinite(data["values"][:own].astype(np.float32)).any(axis=1).sum())
+    print(f"round {r}: {own} decisions ({valued} valued) in {t1 - t0:.0f} s; fitting {len(data['action'])}", flush=True)
+    model, history = fit(bcfg, data, cfg.precision)
+    t2 = time.monotonic()
+    from spades_env.core.rules import load_rules
+
+    meta = {
+        "rules": load_rules(cfg.rules).to_dict(),
+        "config": config_to_dict(bcfg),
+        "trainer": "training.expert_iteration",
+        "policy": {"deterministic": True},
+        "bc": {  # the round's fit (the metadata's key for a fit on a teacher's labels)
+            "teacher": bcfg.teacher,
+            "init_from": str(net),
+            "expert_iteration_round": r,
+            "decisions": own,
+            "fitted": int(len(data["action"])),
+            "history": history,
+            "data_seconds": round(t1 - t0, 1),
+            "fit_seconds": round(t2 - t1, 1),
+        },
+        "decisions": own,
+        "evaluation": [],
+    }
+    path = save_checkpoint(folder / "final", model, meta)
+    tmp = folder / ".round.json.tmp"
+    record = {"key": key, "decisions": own, "valued": valued, "data_seconds": round(t1 - t0, 1),
+              "fit_seconds": round(t2 - t1, 1), "history": history}
+    tmp.write_text(json.dumps(record, indent=2) + "\n")
+    tmp.replace(done)
+    print(f"round {r}: saved {path} ({t2 - t0:.0f} s)", flush=True)
+    return path
+
+
+def run(cfg: ExpertIterationConfig, runs: str | Path | None = None) -> Path:
+    """Every round in turn (finished ones skipped); returns the last round's checkpoint."""
+    if cfg.workers > 1:  # the data workers' NumPy (spawned, loaded after this): one BLAS thread
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    root = Path(runs if runs is not None else cfg.runs)
+    net = network_dir(cfg.start)
+    for r in range(1, cfg.rounds + 1):
+        net = run_round(cfg, r, net, root / f"round_{r}").resolve()
+    return net
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m training.expert_iteration CONFIG [--set key=value ...] [--runs DIR]``."""
+    p = argparse.ArgumentParser(prog="python -m training.expert_iteration", description=__doc__.split("\n\n")[0])
+    p.add_argument("config", help="expert-iteration config YAML")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--runs", default=None, help="folder of the rounds (default: the config's runs)")
+    args = p.parse_args(argv)
+    try:
+        cfg = load_ei_config(args.config, args.overrides)
+        run(cfg, args.runs)
+    except ConfigError as exc:
+        print(f"training.expert_iteration: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("training.expert_iteration: stopped; run the same command again to resume (finished chunks and rounds are kept)",
+              file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+__all__ = ["ExpertIterationConfig", "fit", "load_ei_config", "main", "round_bc_config", "run", "run_round"]
