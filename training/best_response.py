@@ -76,8 +76,9 @@ class FrozenLeague(League):
     """Seat roles of a best-response run: the learner's team (or one seat of it) and the frozen
     agent everywhere else; no snapshot pool, no scripted bots."""
 
-    def __init__(self, cfg: Any, num_envs: int, rng: np.random.Generator, rules: RulesConfig,
-                 agent: Any, seats: str) -> None:
+    def __init__(
+        self, cfg: Any, num_envs: int, rng: np.random.Generator, rules: RulesConfig, agent: Any, seats: str
+    ) -> None:
         super().__init__(replace(cfg, scripted_bots=()), num_envs, 4, rng, lambda g: rules)
         self.agent, self.seats, self.rules = agent_factory(agent), seats, rules
         self.frozen: list[list[Any]] = [[None] * 4 for _ in range(num_envs)]
@@ -105,7 +106,9 @@ class FrozenLeague(League):
                 self.kind[i, lt + 2 * int(u[1] < 0.5)] = LEARNER
             for s in range(4):
                 if self.kind[i, s] == FROZEN:
-                    self.frozen[i][s] = self._resolve(_seed_int(self.cfg.seed, 11, i, s, int(self.episode_no[i])))
+                    self.frozen[i][s] = self._resolve(
+                        _seed_int(self.cfg.seed, 11, i, s, int(self.episode_no[i]))
+                    )
                 else:
                     self.frozen[i][s] = None
 
@@ -175,7 +178,11 @@ def br_config(
         progress=False,
         deterministic=True,
         checkpoint_every=0,
-        learning_rate=1e-4,
+        learning_rate=3e-4,
+        # the hand's margin is credited to the hand's decisions: little discount across hands,
+        # and Monte Carlo advantages (the started critic learned another reward)
+        gamma=0.99,
+        gae_lambda=1.0,
     )
     if init:
         arch = load_meta(init_dir(init))["arch"]
@@ -187,7 +194,7 @@ def br_config(
             policy_warmup_updates=2,
         )
     else:
-        fields.update(hidden=tuple(hidden), critic_hidden=tuple(hidden), learning_rate=3e-4)
+        fields.update(hidden=tuple(hidden), critic_hidden=tuple(hidden))
     fields.update(overrides)
     cfg = TrainConfig(**fields)
     bad = cfg.validate()
