@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -89,6 +90,24 @@ def code_revision() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by None (checkpoint metadata is
+    strict JSON: :mod:`spades_env.core.files` refuses ``NaN``), e.g. the accuracy of an empty
+    validation split."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def dump_json(value: Any, indent: int | None = None) -> str:
+    """Strict JSON text of checkpoint metadata (non-finite floats as null)."""
+    return json.dumps(json_safe(value), indent=indent, allow_nan=False) + "\n"
+
+
 def save_checkpoint(
     path: str | Path,
     model: ActorCritic,
@@ -120,14 +139,14 @@ def save_checkpoint(
             "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             **meta,
         }
-        (tmp / META_FILE).write_text(json.dumps(full, indent=2, sort_keys=False) + "\n")
+        (tmp / META_FILE).write_text(dump_json(full, indent=2))
         fault_point("checkpoint:meta_written")
         if train_tensors is not None:
             save_file(
                 {k: v.detach().cpu().contiguous() for k, v in train_tensors.items()}, str(tmp / STATE_FILE)
             )
             fault_point("checkpoint:state_written")
-            (tmp / STATE_JSON).write_text(json.dumps(train_json or {}) + "\n")
+            (tmp / STATE_JSON).write_text(dump_json(train_json or {}))
         for f in tmp.iterdir():
             with open(f, "rb") as fh:
                 os.fsync(fh.fileno())
@@ -202,7 +221,7 @@ def update_meta(path: str | Path, **fields: Any) -> None:
     d = checkpoint_dir(path)
     meta = _read_json(d / META_FILE)
     meta.update(fields)
-    write_text(d / META_FILE, json.dumps(meta, indent=2) + "\n")
+    write_text(d / META_FILE, dump_json(meta, indent=2))
 
 
 def update_train_json(path: str | Path, **fields: Any) -> None:
@@ -210,4 +229,4 @@ def update_train_json(path: str | Path, **fields: Any) -> None:
     d = checkpoint_dir(path)
     js = _read_json(d / STATE_JSON)
     js.update(fields)
-    write_text(d / STATE_JSON, json.dumps(js) + "\n")
+    write_text(d / STATE_JSON, dump_json(js))

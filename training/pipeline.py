@@ -65,7 +65,8 @@ run folder ``<runs>/<name>``::
   of its configs.
 * **Resumable.** A finished stage leaves ``<run>/stage.json`` (its resolved config and its
   final checkpoint): a rerun skips it. A PPO stage that was stopped resumes exactly from its
-  ``checkpoints/latest``. A finished stage whose configs changed since is an error (delete its
+  newest intact checkpoint and says which; a stage folder without any checkpoint is started
+  over, and the log says so. A finished stage whose configs changed since is an error (delete its
   folder to run it again), so a lineage never mixes two versions of a stage.
 * Bad files are :class:`~training.config.ConfigError` messages naming the key and the file.
 """

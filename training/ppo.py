@@ -3,13 +3,15 @@
 Run::
 
     python -m training.ppo --config configs/train/smoke.yaml [--set key=value ...]
-        [--run-dir runs/NAME] [--resume runs/NAME/checkpoints/latest]
+        [--run-dir runs/NAME] [--resume [CKPT]] [--overwrite] [--allow-changes]
 
 The files of the trainer, one job each: :mod:`training.ppo_config` (``TrainConfig``, every
 knob documented), :mod:`training.league` (seat roles, the snapshot pool, scripted seats),
 :mod:`training.resume` (checkpoints, exact resume, ``init_from``), :mod:`training.evaluate`
 (duplicate evaluation during training), :mod:`training.plots` (``learning_curve.png``),
-:mod:`training.rules_family` (a family of rules, one drawn per game) and this file: the
+:mod:`training.rules_family` (a family of rules, one drawn per game), :mod:`training.runs`
+(run folders that survive kills and Ctrl-C: atomic writes, resume from the newest intact
+checkpoint) and this file: the
 rollout, the advantages, the PPO update and the loop. :mod:`training.pipeline` chains runs.
 
 How it works
