@@ -52,6 +52,10 @@ def check_illegal(mode: object) -> str:
     return mode
 
 
+REWARD_LIMIT = 1e6
+"""Largest ``reward_scale`` and largest ``|illegal_reward|`` accepted (rewards stay finite)."""
+
+
 @dataclass(frozen=True)
 class EpisodeKnobs:
     """The episode, reward and illegal-action knobs of one game, validated.
@@ -70,8 +74,12 @@ class EpisodeKnobs:
         episode_code(self.episode)
         reward_code(self.reward)
         check_illegal(self.illegal)
-        object.__setattr__(self, "reward_scale", check_float(self.reward_scale, "reward_scale"))
-        object.__setattr__(self, "illegal_reward", check_float(self.illegal_reward, "illegal_reward"))
+        object.__setattr__(
+            self, "reward_scale", check_float(self.reward_scale, "reward_scale", 0.0, REWARD_LIMIT)
+        )
+        object.__setattr__(
+            self, "illegal_reward", check_float(self.illegal_reward, "illegal_reward", -REWARD_LIMIT, REWARD_LIMIT)
+        )
 
     @property
     def episode_code(self) -> int:

@@ -25,12 +25,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import reprlib
 import stat
 from pathlib import Path
 from typing import Any
 
-from spades_env.core.validate import InputError, SpadesError
+from spades_env.core.validate import InputError, SpadesError, brief
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """Largest text file read (rules files, records, metadata): 16 MiB."""
@@ -42,28 +41,6 @@ MAX_INT_DIGITS = 40
 """Most digits of an integer in a YAML or JSON file (any real value has far fewer)."""
 MAX_DEPTH = 64
 """Deepest nesting of lists and mappings in a YAML or JSON file."""
-
-_REPR = reprlib.Repr()
-_REPR.maxstring = 60
-_REPR.maxother = 60
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
-_REPR.maxlevel = 3
-
-
-def brief(value: Any, width: int = 80) -> str:
-    """A short ``repr`` of ``value`` for an error message: at most about ``width`` characters,
-    never the whole of a huge string, list or integer (an integer of more than 30 digits is
-    described by its size, since Python refuses to print one of 4300+ digits)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if value.bit_length() > 100:
-            return f"<an integer of about {int(value.bit_length() * 0.30103) + 1} digits>"
-        return repr(value)
-    try:
-        text = _REPR.repr(value)
-    except Exception:  # a broken __repr__ must not hide the real error
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= width else text[: width - 3] + "..."
-
 
 def clip(text: str, width: int = 200) -> str:
     """``text`` cut to about ``width`` characters (for messages that quote other text)."""

@@ -34,10 +34,12 @@ from spades_env.core.cards import (
     format_cards,
 )
 from spades_env.core.episode import RUNNING, TERMINATED, TRUNCATED, EpisodeKnobs, settle
+from spades_env.core.files import brief
 from spades_env.core.rng import seed_to_rng
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.core.validate import (
     InputError,
+    InputTypeError,
     SpadesError,
     check_bags,
     check_scores,
@@ -50,6 +52,39 @@ from spades_env.core.validate import (
 
 class IllegalActionError(SpadesError):
     """An action that is out of range, not legal now, or given when nobody is to act."""
+
+
+class NotAnActionError(IllegalActionError, InputError):
+    """A value that is not an action id (not an integer in 0..69: ``70``, ``"67"``, ``None``,
+    ``1.0``, ``True``). Every front-end refuses it whatever its ``illegal`` setting: it is a
+    bad argument, never a move (so never an ``illegal="penalty"`` loss); nothing changes."""
+
+
+class NotAnActionTypeError(NotAnActionError, InputTypeError):
+    """A :class:`NotAnActionError` whose value is not an integer at all (also a ``TypeError``)."""
+
+
+class OrderError(IllegalActionError, RuntimeError):
+    """A call out of order: ``step`` or ``observe`` before ``reset()``, ``step`` after the
+    episode ended, any use after ``close()``. Nothing changes. Also a ``RuntimeError``, what
+    Gymnasium's own order checks raise."""
+
+
+def check_action(value: Any, name: str = "action") -> int:
+    """``value`` as an action id ``0..69``: a Python or NumPy integer (not a bool), or an
+    integer array of one element (as SB3 and vector wrappers pass). Anything else raises
+    :class:`NotAnActionError` (:class:`NotAnActionTypeError` for a non-integer), naming it."""
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iu" and value.size == 1 and value.ndim <= 1:
+        value = value.reshape(()).item()
+    if not is_int(value):
+        raise NotAnActionTypeError(
+            f"{name} {brief(value)} ({type(value).__name__}) is not an action id: give an integer "
+            "0..69 (strings, floats, bools and None are not actions)"
+        )
+    a = int(value)
+    if not 0 <= a < NUM_ACTIONS:
+        raise NotAnActionError(f"{name} {brief(a)} is not an action id: out of range 0..69")
+    return a
 
 
 class DealError(SpadesError):
@@ -382,8 +417,9 @@ class SpadesGame:
         class docstring). Raises :class:`IllegalActionError` after the episode ended, when
         nobody is to act, and for an illegal action under ``illegal="raise"`` (nothing
         changed); under ``"penalty"`` an illegal action ends the episode instead."""
+        action = check_action(action)  # not an action id: an error whatever the illegal setting
         if self.episode_status != RUNNING:
-            raise IllegalActionError(
+            raise OrderError(
                 f"step() after the episode ended ({'terminated' if self.episode_status == TERMINATED else 'truncated'}"
                 f", episode='{self.knobs.episode}'); start a new game"
             )
@@ -417,13 +453,14 @@ class SpadesGame:
 
     def apply(self, action: int) -> None:
         """Apply an action of the seat to act; raises IllegalActionError (state unchanged)."""
-        if not is_int(action):
-            raise IllegalActionError(f"action {action!r} is not an integer action id 0..69")
-        a = int(action)
-        if 0 <= a < NUM_ACTIONS:  # the compiled core takes int64 only: 10**20 never reaches it
-            code = E.apply_action(self.state, self.params, a)
-        else:
-            code = E.ERR_NOBODY_TO_ACT if self.current_player < 0 else E.ERR_ILLEGAL
+        if is_int(action) and not 0 <= int(action) < NUM_ACTIONS:
+            legal = self.legal_actions()
+            raise NotAnActionError(
+                f"action {brief(action)} (out of range 0..69) is not an action id; legal: {legal} "
+                f"({', '.join(action_to_str(x) for x in legal)})"
+            )
+        a = check_action(action)  # the compiled core takes int64 0..69 only: 10**20 never reaches it
+        code = E.apply_action(self.state, self.params, a)
         if code == E.OK:
             log = self.hand_logs[-1]
             log.actions.append(a)

@@ -127,6 +127,9 @@ O_TRICK = SLICES["trick"].start
 O_LEADER = SLICES["leader"].start
 O_TRICKS_WON = SLICES["tricks_won"].start
 O_SCORES = SLICES["scores"].start
+SCORE_OBS_LIMIT = float(2**31)
+"""Largest score magnitude an observation shows: a score entry (score / target) saturates at
+``SCORE_OBS_LIMIT / target`` (past ``validate.SCORE_LIMIT``, the largest start score accepted)."""
 O_BAGS = SLICES["bags"].start
 O_GAME_WINS = SLICES["game_wins"].start
 O_BROKEN = SLICES["spades_broken"].start
@@ -212,11 +215,15 @@ def _encode_scalars(state, params, seat, out, o_tw, o_sc, o_bags, o_wins, o_rule
         out[o_tw + k] = _THIRTEENTHS[state[L.TRICKS_WON + seat_after(seat, k, n)]]  # 0..13 tricks
     team = seat % 2
     target = max(params[L.P_TARGET_SCORE], 1)
+    lim = SCORE_OBS_LIMIT / target
     for k in range(2):
         t = (team + k) % 2
-        out[o_sc + k] = state[L.SCORES + t] / target
+        v = state[L.SCORES + t] / target
+        out[o_sc + k] = lim if v > lim else (-lim if v < -lim else v)  # saturates: inside the Box
         bags = state[L.BAGS + t]
-        out[o_bags + k] = _TENTHS[bags] if 0 <= bags < _TENTHS.shape[0] else bags / 10.0
+        out[o_bags + k] = (
+            _TENTHS[bags] if 0 <= bags < _TENTHS.shape[0] else min(bags, SCORE_OBS_LIMIT) / 10.0
+        )
         out[o_wins + k] = state[L.GAME_WINS + t]
     if with_rules:
         _encode_rules(params, out, o_rules)
@@ -335,26 +342,20 @@ def obs_slice(obs: np.ndarray, name: str) -> np.ndarray:
 
 def obs_bounds(rules=None) -> tuple[np.ndarray, np.ndarray]:
     """``(low, high)`` float32 arrays of ``OBS_SIZE``: the range of every entry under ``rules``
-    (a preset name, dict or ``RulesConfig``; default tournament). Scores are bounded by the
-    largest score change of a hand times the hand cap (1,000 hands where the rules set none),
-    bags by the bag limit, the ``rules`` slice by the range each knob may take."""
+    (a preset name, dict or ``RulesConfig``; default tournament). A score entry (score /
+    ``target_score``) saturates at ``SCORE_OBS_LIMIT / target_score`` (far past any score a game
+    reaches, and past every start score ``reset`` accepts), so every observation lies in the
+    Box whatever the scores; bags are bounded by the bag limit (``SCORE_OBS_LIMIT / 10`` with
+    none), the ``rules`` slice by the range each knob may take."""
     from spades_env.core.rules import _BOUNDS, load_rules
 
     cfg = load_rules(rules)
     low = np.zeros(OBS_SIZE, dtype=np.float32)
     high = np.ones(OBS_SIZE, dtype=np.float32)
-    hands = cfg.max_hands if cfg.max_hands > 0 else 1000
-    per_hand = (
-        13 * cfg.trick_value
-        + 13
-        + 2 * max(cfg.nil_value, cfg.blind_nil_value)
-        + cfg.bag_penalty * (2 + 13 // max(cfg.bag_limit, 1))
-    )
-    score = (hands * per_hand + cfg.target_score) / cfg.target_score
+    score = SCORE_OBS_LIMIT / max(cfg.target_score, 1)
     sc = SLICES["scores"]
     low[sc], high[sc] = -score, score
-    bags = (cfg.bag_limit - 1) if cfg.bag_limit > 0 else 13 * hands
-    high[SLICES["bags"]] = max(bags, 0) / 10.0
+    high[SLICES["bags"]] = (cfg.bag_limit - 1) / 10.0 if cfg.bag_limit > 0 else SCORE_OBS_LIMIT / 10.0
     high[SLICES["game_wins"]] = (cfg.match_games + 1) // 2
     r0 = SLICES["rules"].start
     for i, (name, scale) in enumerate(RULES_FIELDS):

@@ -27,6 +27,7 @@ Choices (documented here and in the README's "Bad input" section):
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,6 +57,30 @@ class InputTypeError(InputError, TypeError):
     also a ``TypeError``, for code that catches that."""
 
 
+_REPR = reprlib.Repr()
+_REPR.maxstring = 60
+_REPR.maxother = 60
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
+_REPR.maxlevel = 3
+
+
+def brief(value: Any, width: int = 80) -> str:
+    """A short ``repr`` of ``value`` for an error message: at most about ``width`` characters,
+    never the whole of a huge string, list or integer (an integer of more than 30 digits is
+    described by its size, since Python refuses to print one of 4300+ digits). Every message
+    of the package that shows a value a user gave shows it through this function."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        v = int(value)
+        if v.bit_length() > 100:
+            return f"<an integer of about {int(v.bit_length() * 0.30103) + 1} digits>"
+        return repr(v)
+    try:
+        text = _REPR.repr(value)
+    except Exception:  # a broken __repr__ must not hide the real error
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def is_int(value: Any) -> bool:
     """Whether ``value`` is an integer: a Python or NumPy integer, not a bool."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
@@ -74,10 +99,10 @@ def _range_text(lo: int | float | None, hi: int | float | None) -> str:
 def check_int(value: Any, name: str, lo: int | None = None, hi: int | None = None) -> int:
     """``value`` as a Python int, if it is an integer in ``lo..hi`` (either bound optional)."""
     if not is_int(value):
-        raise InputTypeError(f"{name} must be {_range_text(lo, hi)}, got {value!r} ({type(value).__name__})")
+        raise InputTypeError(f"{name} must be {_range_text(lo, hi)}, got {brief(value)} ({type(value).__name__})")
     v = int(value)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise InputError(f"{name} must be {_range_text(lo, hi)}, got {v}")
+        raise InputError(f"{name} must be {_range_text(lo, hi)}, got {brief(v)}")
     return v
 
 
@@ -86,7 +111,7 @@ def check_count(value: Any, name: str, lo: int = 1, hi: int = MAX_COUNT) -> int:
     if hi == MAX_COUNT:
         v = check_int(value, name, lo)
         if v > hi:
-            raise InputError(f"{name} must be an integer of at least {lo} and at most 2**62, got {v}")
+            raise InputError(f"{name} must be an integer of at least {lo} and at most 2**62, got {brief(v)}")
         return v
     return check_int(value, name, lo, hi)
 
@@ -104,31 +129,31 @@ def check_float(
     """A finite real number (an int or float, not a bool) in ``lo..hi`` (``lo`` excluded when
     ``lo_open``), as a float."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InputTypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
+        raise InputTypeError(f"{name} must be a number, got {brief(value)} ({type(value).__name__})")
     try:
         v = float(value)
     except OverflowError:
         v = math.inf
     if not math.isfinite(v):
-        raise InputError(f"{name} must be a finite number, got {value!r}")
+        raise InputError(f"{name} must be a finite number, got {brief(value)}")
     if (lo is not None and (v <= lo if lo_open else v < lo)) or (hi is not None and v > hi):
         low = "" if lo is None else (f"more than {lo}" if lo_open else f"at least {lo}")
         high = "" if hi is None else f"at most {hi}"
-        raise InputError(f"{name} must be {' and '.join(x for x in (low, high) if x)}, got {value!r}")
+        raise InputError(f"{name} must be {' and '.join(x for x in (low, high) if x)}, got {brief(value)}")
     return v
 
 
 def check_bool(value: Any, name: str) -> bool:
     """A bool (Python or NumPy); ``0``, ``1`` and strings are refused."""
     if not isinstance(value, (bool, np.bool_)):
-        raise InputTypeError(f"{name} must be true or false, got {value!r} ({type(value).__name__})")
+        raise InputTypeError(f"{name} must be true or false, got {brief(value)} ({type(value).__name__})")
     return bool(value)
 
 
 def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     """One of the strings ``choices``."""
     if not isinstance(value, str) or value not in choices:
-        raise InputError(f"{name} must be one of {list(choices)}, got {value!r}")
+        raise InputError(f"{name} must be one of {list(choices)}, got {brief(value)}")
     return value
 
 
@@ -136,12 +161,12 @@ def check_seat(value: Any, num_seats: int, name: str = "seat") -> int:
     """A seat number ``0..num_seats - 1`` (N, E, S, W = 0..3; P0, P1 = 0, 1)."""
     if not is_int(value):
         raise InputTypeError(
-            f"{name} must be a seat number 0..{num_seats - 1} (an integer), got {value!r} "
+            f"{name} must be a seat number 0..{num_seats - 1} (an integer), got {brief(value)} "
             f"({type(value).__name__})"
         )
     v = int(value)
     if not 0 <= v < num_seats:
-        raise InputError(f"{name} {v} is not a seat of the {num_seats}-player game (0..{num_seats - 1})")
+        raise InputError(f"{name} {brief(v)} is not a seat of the {num_seats}-player game (0..{num_seats - 1})")
     return v
 
 
@@ -181,7 +206,7 @@ def parse_seat(value: Any, num_seats: int, name: str = "seat") -> int:
     if num_seats == 4:
         words += " (north, east, south, west; any case)"
     raise InputError(
-        f"{name} {value!r} is not a seat of the {num_seats}-player game: give {words} or a number "
+        f"{name} {brief(value)} is not a seat of the {num_seats}-player game: give {words} or a number "
         f"0..{num_seats - 1}"
     )
 
@@ -192,18 +217,18 @@ def check_bid(value: Any, name: str = "bid") -> int | str:
     if isinstance(value, str):
         if value.strip().lower() in ("blind", "blind nil", "bn"):
             return "blind"
-        raise InputError(f"{name} must be 0..13 or 'blind', got {value!r}")
+        raise InputError(f"{name} must be 0..13 or 'blind', got {brief(value)}")
     if not is_int(value) or not 0 <= int(value) <= 13:
-        raise InputError(f"{name} must be 0..13 or 'blind', got {value!r}")
+        raise InputError(f"{name} must be 0..13 or 'blind', got {brief(value)}")
     return int(value)
 
 
 def check_pair(value: Any, name: str, lo: int | None = None, hi: int | None = None) -> tuple[int, int]:
     """Two integers (one per team) in ``lo..hi``."""
     if isinstance(value, (str, bytes, dict)) or not isinstance(value, (Sequence, np.ndarray)):
-        raise InputError(f"{name} must be 2 integers (one per team), got {value!r}")
+        raise InputError(f"{name} must be 2 integers (one per team), got {brief(value)}")
     if len(value) != 2:
-        raise InputError(f"{name} needs 2 values (one per team), got {len(value)}: {list(value)!r}")
+        raise InputError(f"{name} needs 2 values (one per team), got {len(value)}: {brief(value)}")
     a, b = (check_int(v, f"{name}[{i}]", lo, hi) for i, v in enumerate(value))
     return a, b
 
@@ -283,6 +308,7 @@ __all__ = [
     "InputError",
     "InputTypeError",
     "SpadesError",
+    "brief",
     "check_bags",
     "check_bid",
     "check_bool",

@@ -58,7 +58,6 @@ changes nothing, not even the env's seed generator.
 from __future__ import annotations
 
 import copy
-import warnings
 from typing import Any
 
 import numpy as np
@@ -70,7 +69,8 @@ from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.engine import legal_mask
 from spades_env.core.episode import EpisodeKnobs, check_illegal
-from spades_env.core.game import IllegalActionError, SpadesGame, StepResult
+from spades_env.core.files import brief
+from spades_env.core.game import OrderError, SpadesGame, StepResult, check_action
 from spades_env.core.jit import jit
 from spades_env.core.observation import (
     OBS_SIZE,
@@ -82,7 +82,51 @@ from spades_env.core.observation import (
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.core.validate import InputError, check_float, check_seat, check_seed
 
-_OPTION_KEYS = {"hands", "stock", "dealer", "scores", "bags"}
+_OPTION_KEYS = ("hands", "stock", "dealer", "scores", "bags")
+_API_PROBE = {"options": 1}  # what PettingZoo's api_test passes to see that reset takes options
+
+
+def check_reset_options(options: Any) -> dict[str, Any]:
+    """The ``reset(options=...)`` of every front-end (AEC, parallel, ``Spades-v0``), checked:
+    ``None`` or a dict whose keys are ``hands``, ``stock``, ``dealer``, ``scores`` and
+    ``bags``; any other key (a typo such as ``dealr``) is an :class:`InputError` naming it.
+    The one exception is ``{"options": 1}``, the probe PettingZoo's ``api_test`` sends, which
+    is ignored. The values are checked by :func:`start_game`."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise InputError(f"reset(options=...) must be a dict or None, got {brief(options)} ({type(options).__name__})")
+    if options == _API_PROBE:
+        return {}
+    unknown = [k for k in options if k not in _OPTION_KEYS]
+    if unknown:
+        shown = ", ".join(brief(k, 40) for k in unknown[:5])
+        raise InputError(f"reset(options=...): unknown key(s) {shown}; the keys are {', '.join(_OPTION_KEYS)}")
+    return dict(options)
+
+
+def start_game(rules: RulesConfig, knobs: EpisodeKnobs, seed: int, options: dict[str, Any]) -> SpadesGame:
+    """A new :class:`SpadesGame` seeded ``seed`` with the checked ``options`` (see
+    :func:`check_reset_options`) applied: every front-end's reset. A bad value raises
+    (``InputError``, ``DealError``) before anything outside the new game changes."""
+    game = SpadesGame(
+        rules,
+        seed=seed,
+        dealer=options.get("dealer"),
+        episode=knobs.episode,
+        reward=knobs.reward,
+        reward_scale=knobs.reward_scale,
+        illegal=knobs.illegal,
+        illegal_reward=knobs.illegal_reward,
+    )
+    if options.keys() - {"dealer"}:
+        game.set_hand(
+            hands=options.get("hands"),
+            stock=options.get("stock"),
+            scores=options.get("scores"),
+            bags=options.get("bags"),
+        )
+    return game
 
 
 def observation_bounds(rules: RulesConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -137,7 +181,15 @@ class TerminateIllegalWrapper(_FastForward, wrappers.TerminateIllegalWrapper):
 
 
 class AssertOutOfBoundsWrapper(_FastForward, wrappers.AssertOutOfBoundsWrapper):
-    """PettingZoo's ``AssertOutOfBoundsWrapper`` with forwarded attributes."""
+    """PettingZoo's ``AssertOutOfBoundsWrapper`` with forwarded attributes; a value that is
+    not an action id raises the package's :class:`~spades_env.core.game.NotAnActionError`
+    (the same check as every front-end's) instead of an ``AssertionError``."""
+
+    def step(self, action: Any) -> None:
+        agent = self._target.agent_selection
+        if not (action is None and (self._target.terminations[agent] or self._target.truncations[agent])):
+            check_action(action)
+        wrappers.BaseWrapper.step(self, action)
 
 
 class OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):
@@ -151,7 +203,7 @@ class OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):
     def _guarded(name: str) -> property:  # noqa: N805 (class-body helper)
         def get(self: OrderEnforcingWrapper) -> Any:
             if not self._has_reset:
-                raise AttributeError(name)
+                raise OrderAttributeError(f"{name} cannot be read before reset(): call reset() first")
             return getattr(self._target, name)
 
         get.__name__ = name
@@ -164,6 +216,26 @@ class OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):
     truncations = _guarded("truncations")
     infos = _guarded("infos")
     del _guarded
+
+    def _before_reset(self, what: str) -> None:
+        if not self._has_reset:
+            raise OrderError(f"{what} before reset(): call reset() first")
+
+    def step(self, action: Any) -> None:
+        self._before_reset("step()")
+        super().step(action)
+
+    def observe(self, agent: str) -> Any:
+        self._before_reset("observe()")
+        return super().observe(agent)
+
+    def state(self) -> np.ndarray:
+        self._before_reset("state()")
+        return super().state()
+
+    def last(self, observe: bool = True) -> Any:
+        self._before_reset("last()")
+        return super().last(observe)
 
 
 class _Discrete(spaces.Discrete):
@@ -181,9 +253,39 @@ def parallel_env(**kwargs: Any) -> ParallelEnv:
     """The game through PettingZoo's Parallel API (turn-based): PettingZoo's
     ``turn_based_aec_to_parallel`` over :func:`env` (same keyword arguments). Each step applies
     the action of the agent to act (``infos[agent]["active_agent"]``); the others' are ignored."""
-    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+    return _Parallel(env(**kwargs))
 
-    return turn_based_aec_to_parallel(env(**kwargs))
+
+class OrderAttributeError(OrderError, AttributeError):
+    """An env attribute (``agents``, ``rewards``...) read before ``reset()``: an
+    :class:`~spades_env.core.game.OrderError` that is also an ``AttributeError`` (so
+    ``hasattr`` answers False, as PettingZoo's wrapper does)."""
+
+
+def _parallel_base() -> type:
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
+
+    return turn_based_aec_to_parallel_wrapper
+
+
+class _Parallel(_parallel_base()):  # type: ignore[misc]
+    """PettingZoo's turn-based parallel wrapper with the package's checks: ``step`` before
+    ``reset()`` is an :class:`OrderError`; ``actions`` must be a mapping that holds the action
+    of the agent to act (checked as the AEC env checks it); nothing changes on a refusal."""
+
+    def step(self, actions: Any) -> Any:
+        if not hasattr(self, "agents"):
+            raise OrderError("step() before reset(): call reset() first")
+        if not self.agents:
+            raise OrderError("step() after the episode ended: every agent is done; call reset()")
+        if not isinstance(actions, dict):
+            raise InputError(f"step(actions) takes a dict of agent -> action, got {brief(actions)}")
+        agent = self.aec_env.agent_selection
+        if agent not in actions:
+            raise InputError(
+                f"step(actions): no action for {agent}, the agent to act (infos[agent]['active_agent'])"
+            )
+        return super().step(actions)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -266,6 +368,7 @@ class raw_env(AECEnv):
         )
         self.game: SpadesGame | None = None
         self.agents: list[str] = []
+        self._closed = False
         self._seeder = np.random.default_rng()
         self._reward_pending = False
 
@@ -281,38 +384,13 @@ class raw_env(AECEnv):
 
         A bad seed or option raises (``InputError``, ``DealError``) with nothing changed: the
         episode in play and the seed generator stay as they were."""
-        if options is not None and not isinstance(options, dict):
-            raise InputError(f"reset(options=...) must be a dict, got {options!r}")
+        self._check_open()
         seed = check_seed(seed)
-        options = dict(options or {})
-        unknown = set(options) - _OPTION_KEYS
-        if unknown:  # PettingZoo's api_test passes arbitrary options, so warn rather than fail
-            warnings.warn(
-                f"reset(options=...): ignoring unknown key(s) {sorted(unknown)}; known: {sorted(_OPTION_KEYS)}",
-                stacklevel=2,
-            )
+        options = check_reset_options(options)
         seeder = self._seeder if seed is None else np.random.default_rng(seed)
         saved = seeder.bit_generator.state if options and seed is None else None
         try:  # the options are checked by the game; a refusal puts the generator back
-            game_seed = int(seeder.integers(2**63 - 1))
-            k = self.knobs
-            game = SpadesGame(
-                self.rules,
-                seed=game_seed,
-                dealer=options.get("dealer"),
-                episode=k.episode,
-                reward=k.reward,
-                reward_scale=k.reward_scale,
-                illegal=k.illegal,
-                illegal_reward=k.illegal_reward,
-            )
-            if options.keys() - {"dealer"}:
-                game.set_hand(
-                    hands=options.get("hands"),
-                    stock=options.get("stock"),
-                    scores=options.get("scores"),
-                    bags=options.get("bags"),
-                )
+            game = start_game(self.rules, self.knobs, int(seeder.integers(2**63 - 1)), options)
         except BaseException:
             if saved is not None:
                 seeder.bit_generator.state = saved
@@ -337,7 +415,8 @@ class raw_env(AECEnv):
         action, and after the episode has ended and every agent has been removed.
         """
         if not self.agents:
-            raise IllegalActionError(
+            self._check_open()
+            raise OrderError(
                 "step() after the episode ended: every agent is done and removed; call reset()"
                 if self.game is not None
                 else "step() before reset(): call reset() first"
@@ -402,8 +481,18 @@ class raw_env(AECEnv):
         }
 
     # ---- views ------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise OrderError("the env is closed: close() ended it; make a new env")
+
+    def _check_started(self, what: str) -> None:
+        self._check_open()
+        if self.game is None:
+            raise OrderError(f"{what} before reset(): call reset() first")
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """The agent's observation vector and its action mask (zeros unless it is to act)."""
+        self._check_started("observe()")
         seat = self.agent_name_mapping.get(agent) if isinstance(agent, str) else None
         if seat is None:
             raise InputError(f"unknown agent {agent!r}; agents: {self.possible_agents}")
@@ -419,6 +508,7 @@ class raw_env(AECEnv):
 
     def state(self) -> np.ndarray:
         """The full state (every hand) for centralized critics; never for acting."""
+        self._check_started("state()")
         out = np.empty(STATE_VEC_SIZE, dtype=np.float32)
         encode_state(self._state, self._params, out)
         return out
@@ -426,6 +516,7 @@ class raw_env(AECEnv):
     def render(self) -> str | np.ndarray | None:
         """Text (``"ansi"``; ``"human"`` prints it) or a picture (``"rgb_array"``) of the table;
         ``render_viewer`` (a seat) shows only that seat's hand."""
+        self._check_open()
         if self.render_mode is None or self.game is None:
             return None
         if self.render_mode == "rgb_array":
@@ -439,4 +530,9 @@ class raw_env(AECEnv):
         return None
 
     def close(self) -> None:
-        pass
+        """End the env: the game and its buffers are released, and any later ``reset``,
+        ``step``, ``observe`` or ``state`` raises :class:`~spades_env.core.game.OrderError`.
+        Closing twice is allowed."""
+        self._closed = True
+        self.game = None
+        self.agents = []

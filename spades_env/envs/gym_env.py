@@ -49,10 +49,12 @@ from gymnasium import spaces
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.episode import RUNNING, TERMINATED, EpisodeKnobs
-from spades_env.core.game import SpadesGame
+from spades_env.core.files import brief
+from spades_env.core.game import OrderError, SpadesGame, check_action
 from spades_env.core.observation import OBS_SIZE, encode_observation
 from spades_env.core.rules import RulesConfig, load_rules
-from spades_env.envs.aec import observation_bounds
+from spades_env.core.validate import InputError, check_seed
+from spades_env.envs.aec import check_reset_options, observation_bounds, start_game
 from spades_env.policies.base import Policy, learner_seats_of
 from spades_env.policies.driver import drive
 from spades_env.policies.registry import OpponentSpec, opponent_specs, resolve_opponents
@@ -85,11 +87,11 @@ class SpadesGymEnv(gymnasium.Env):
         self.others = [s for s in range(n) if s not in seats]
         self._specs = opponent_specs(opponents, self.others)  # a bad one fails here, not at reset
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
+            raise InputError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, got {brief(render_mode)}"
             )
         self.render_mode = render_mode
-        self.knobs = EpisodeKnobs(episode, reward, float(reward_scale), illegal, illegal_reward)
+        self.knobs = EpisodeKnobs(episode, reward, reward_scale, illegal, illegal_reward)
         self.reward_scale = self.knobs.reward_scale
         self.illegal, self.illegal_reward = self.knobs.illegal, self.knobs.illegal_reward
         self._ended = False
@@ -98,6 +100,7 @@ class SpadesGymEnv(gymnasium.Env):
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.game: SpadesGame | None = None
         self.policies: dict[int, Policy] = {}
+        self._closed = False
 
     def _make_policies(self, rng: np.random.Generator) -> None:
         seeds = rng.integers(2**62, size=4)
@@ -106,21 +109,22 @@ class SpadesGymEnv(gymnasium.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict]:
-        """A new game (seeded through ``np_random``); the other seats play until the learner acts."""
+        """A new game (seeded through ``np_random``); the other seats play until the learner acts.
+
+        ``options`` are the AEC env's (``hands``, ``stock``, ``dealer``, ``scores``, ``bags``;
+        :func:`~spades_env.envs.aec.check_reset_options`), checked the same way: a bad one
+        raises before anything changes (the episode in play and ``np_random`` stay as they were)."""
+        if self._closed:
+            raise OrderError("the env is closed: close() ended it; make a new env")
+        seed = check_seed(seed)
+        options = check_reset_options(options)
+        if options:  # check the values on a throwaway game before touching np_random
+            start_game(self.rules, self.knobs, 0, options)
         super().reset(seed=seed)
         game_seed = int(self.np_random.integers(2**63 - 1))
         if seed is not None or not self.policies:
             self._make_policies(self.np_random)
-        k = self.knobs
-        self.game = SpadesGame(
-            self.rules,
-            seed=game_seed,
-            episode=k.episode,
-            reward=k.reward,
-            reward_scale=k.reward_scale,
-            illegal=k.illegal,
-            illegal_reward=k.illegal_reward,
-        )
+        self.game = start_game(self.rules, self.knobs, game_seed, options)
         self._ended = False
         if (
             drive(self.game, self.policies).status != RUNNING
@@ -131,13 +135,14 @@ class SpadesGymEnv(gymnasium.Env):
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         """The learner's action (one :meth:`SpadesGame.step`), then the other seats' through
         the one driver until the learner acts or the episode ends."""
+        if self._closed:
+            raise OrderError("the env is closed: close() ended it; make a new env")
         if self.game is None:
-            raise RuntimeError("step() before reset()")
+            raise OrderError("step() before reset(): call reset() first")
+        action = check_action(action)  # not an action id: an error, never a move (as every front-end)
         if self._ended:
-            raise RuntimeError("step() after the episode ended: call reset()")
+            raise OrderError("step() after the episode ended: call reset()")
         game = self.game
-        if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and action.dtype.kind in "iu":
-            action = action.reshape(()).item()  # SB3 and vector wrappers pass 0-d arrays
         r = game.step(action)  # "raise": IllegalActionError, nothing changed
         learner = self.learner_seats[0]
         if r.illegal:  # "penalty": the episode ends here, the game as it was
@@ -181,6 +186,15 @@ class SpadesGymEnv(gymnasium.Env):
         if done:
             info["winner"] = int(state[L.GAME_WINNER])
         return info
+
+    def close(self) -> None:
+        """End the env: the game and the opponents are released, and a later ``reset`` or
+        ``step`` raises :class:`~spades_env.core.game.OrderError`. Closing twice is allowed."""
+        self._closed = True
+        self.game = None
+        self.policies = {}
+        self._ended = True
+        super().close()
 
     def render(self) -> str | np.ndarray | None:
         """The game as text (``render_mode="ansi"``) or a picture of the table as the learner

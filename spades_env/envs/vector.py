@@ -99,8 +99,8 @@ from numba.extending import overload
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS, action_to_str
 from spades_env.core.engine import apply_action, init_state, legal_cards, legal_mask
-from spades_env.core.episode import RUNNING, TERMINATED, TRUNCATED, episode_code, reward_code, settle
-from spades_env.core.game import IllegalActionError
+from spades_env.core.episode import RUNNING, TERMINATED, TRUNCATED, EpisodeKnobs, settle
+from spades_env.core.game import IllegalActionError, NotAnActionError
 from spades_env.core.jit import borrow, ctz, inline_jit, jit, load_u64, prefetch
 from spades_env.core.observation import (
     OBS_SIZE,
@@ -116,6 +116,7 @@ from spades_env.core.validate import (
     InputError,
     InputTypeError,
     check_bool,
+    check_choice,
     check_count,
     check_int,
     check_seat,
@@ -661,10 +662,11 @@ class VectorSpades:
         obs_dtype: str = "float32",
     ) -> None:
         B = check_count(num_envs, "num_envs")
-        if obs_dtype not in OBS_DTYPES:
-            raise InputError(f"obs_dtype must be one of {OBS_DTYPES}, got {obs_dtype!r}")
-        if illegal not in ILLEGAL_MODES:
-            raise InputError(f"illegal must be one of {ILLEGAL_MODES}, got {illegal!r}")
+        check_choice(obs_dtype, "obs_dtype", OBS_DTYPES)
+        # the episode knobs of every front-end, checked the same way (type, finite, range)
+        knobs = EpisodeKnobs(episode, reward, reward_scale, illegal, illegal_reward)
+        observations = check_bool(observations, "observations")
+        parallel = check_bool(parallel, "parallel")
         self.num_envs = B
         family = list(rules) if isinstance(rules, (list, tuple)) else [rules]
         if not family:
@@ -686,9 +688,9 @@ class VectorSpades:
         self.rules_index = np.zeros(B, dtype=np.int64)
         """Index into ``rules_family`` of the game in each slot: game ``i`` is
         ``SpadesGame(rules_family[rules_index[i]], seed=game_seeds[i])``."""
-        self.episode, self.reward_kind, self.reward_scale = episode, reward, float(reward_scale)
-        self._episode, self._reward = episode_code(episode), reward_code(reward)
-        self.illegal_mode, self.illegal_reward = illegal, float(illegal_reward)
+        self.episode, self.reward_kind, self.reward_scale = episode, reward, knobs.reward_scale
+        self._episode, self._reward = knobs.episode_code, knobs.reward_code
+        self.illegal_mode, self.illegal_reward = illegal, knobs.illegal_reward
         self.parallel = bool(parallel)
         """Loops over games with numba ``prange`` (threads: ``numba.set_num_threads``)."""
         (self._k_reset, self._k_step, self._k_play, self._k_observe_all, self._k_state) = _KERNELS[
@@ -849,6 +851,7 @@ class VectorSpades:
                 )
         else:
             act_mask = self._no_active
+        self._check_ids(acts, act_mask if use_active else None)
         if self.illegal_mode == "raise":
             bad = _first_illegal(self._mask, acts, act_mask, use_active)
             if bad >= 0:
@@ -945,9 +948,21 @@ class VectorSpades:
             raise InputError(f"actions must have shape ({self.num_envs},), got {a.shape}")
         if a.dtype != np.int64:
             if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
-                raise InputError("actions out of range")
+                raise NotAnActionError("actions out of range 0..69")
             a = a.astype(np.int64)
         return np.ascontiguousarray(a)  # one compiled layout: no recompiling for a strided view
+
+    def _check_ids(self, acts: np.ndarray, active: np.ndarray | None) -> None:
+        """Every action of a game that steps is an action id 0..69: anything else is an error
+        whatever the ``illegal`` setting (never a move), as in every front-end."""
+        out = (acts < 0) | (acts >= NUM_ACTIONS)
+        if active is not None:
+            out &= active
+        if out.any():
+            i = int(np.flatnonzero(out)[0])
+            raise NotAnActionError(
+                f"game {i}: action {int(acts[i])} (out of range 0..69) is not an action id; no game was changed"
+            )
 
     def _raise_illegal(self, game: int, action: int) -> None:
         row = self.states[game]

@@ -212,7 +212,7 @@ def test_front_end_contract(name, players):
     front = make(rules, "raise")
     obs, mask = front.reset(11)
     tried = 0
-    for k, (o, m, action, reward) in enumerate(first[:40]):
+    for k, (o, m, action, _reward) in enumerate(first[:40]):
         assert np.array_equal(obs, o) and np.array_equal(mask, m), f"decision {k} differs after a refusal"
         if k % 7 == 3:
             with pytest.raises(IllegalActionError):

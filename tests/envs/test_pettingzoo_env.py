@@ -16,6 +16,7 @@ from spades_env import IllegalActionError, raw_env
 from spades_env.core import layout as L
 from spades_env.core.cards import card_from_str, mask_from_cards
 from spades_env.core.observation import OBS_SIZE, SLICES, STATE_VEC_SIZE
+from spades_env.core.validate import InputError
 
 SHORT = {"max_hands": 3}
 # random play ends these games in 1-4 hands (mercy rule), rarely truncated
@@ -382,7 +383,7 @@ def test_reset_options_bad_deal_is_clear_error():
     e = raw_env()
     with pytest.raises(ValueError, match="dealt twice"):
         e.reset(seed=0, options={"hands": bad})
-    with pytest.warns(UserWarning, match="ignoring unknown key"):
+    with pytest.raises(InputError, match="unknown key.*handz"):  # a typo is an error, not a warning
         e.reset(seed=0, options={"handz": MIXED})
 
 

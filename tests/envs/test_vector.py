@@ -342,7 +342,12 @@ def test_penalty_mode_ends_only_the_offending_game():
     acts = choose(r._result().mask, np.random.default_rng(1))
     seat1 = int(p._result().seat[1])
     bad = acts.copy()
-    bad[1] = 99
+    bad[1] = 99  # not an action id: an error whatever the setting, nothing changed
+    before = p.states.copy()
+    with pytest.raises(ValueError, match="game 1: action 99 .*not an action id"):
+        p.step(bad)
+    assert np.array_equal(p.states, before)
+    bad[1] = int(np.flatnonzero(p._result().mask[1] == 0)[0])  # an action id not legal now
     offender_state = p.states[1].copy()
     res = p.step(bad)
     r.step(acts)
