@@ -10,6 +10,9 @@ the package's own errors (:class:`~spades_env.core.validate.SpadesError` and its
 the training package's ``CheckpointError`` and ``ConfigError``) and file-system errors
 (``OSError``: a file that cannot be read or written). Any other exception is a bug and keeps
 its traceback. ``spades replay`` exits 1 when the record itself is bad (its verdict).
+Ctrl-C ends any command with one line, ``spades COMMAND: interrupted (Ctrl-C)``, and exit
+status 130 (128 + SIGINT), no traceback; the arena's worker processes leave Ctrl-C to the
+parent (:func:`spades_env.eval.boards.worker_init`), so they print nothing either.
 """
 
 from __future__ import annotations
@@ -78,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print(f"spades {args.command}: interrupted (Ctrl-C)", file=sys.stderr, flush=True)
+        return 130
     except Exception as exc:  # the package's own errors say what and where; others are bugs
         if not isinstance(exc, own_errors()):
             raise

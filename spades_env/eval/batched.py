@@ -39,7 +39,7 @@ import numpy as np
 
 from spades_env.core import layout as L
 from spades_env.core.validate import InputError, check_count
-from spades_env.eval.boards import BoardResult, pool_context
+from spades_env.eval.boards import BoardResult, new_pool
 from spades_env.eval.match import PlayResult, hand_record, record_hand_end
 from spades_env.policies.base import Policy, act_rows, batch_key_of
 from spades_env.policies.registry import resolve_policy
@@ -274,7 +274,7 @@ def play_boards_batched_pool(
 
         bar = tqdm(total=len(jobs), desc=progress if isinstance(progress, str) else "boards", unit="board")
     out: list[Any] = []
-    pool = pool_context().Pool(k)
+    pool = new_pool(k)
     try:
         for part in pool.imap(_play_chunk, chunks, chunksize=1):
             out.extend(part)

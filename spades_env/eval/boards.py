@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -133,6 +135,18 @@ def available_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def worker_init() -> None:
+    """Initializer of every arena worker process: Ctrl-C (SIGINT, sent to the whole process
+    group) is left to the parent, which stops the pool and reports one line; a worker never
+    prints a ``KeyboardInterrupt`` traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def new_pool(workers: int) -> Any:
+    """A pool of ``workers`` arena worker processes (:func:`pool_context`, :func:`worker_init`)."""
+    return pool_context().Pool(workers, initializer=worker_init)
+
+
 def pool_context() -> mp.context.BaseContext:
     """The multiprocessing context of the arena's worker pools: fork where the system has it
     (fast and safe here: workers only run numba code and policies), spawn elsewhere;
@@ -142,6 +156,8 @@ def pool_context() -> mp.context.BaseContext:
 
 
 __all__ = [
+    "new_pool",
+    "worker_init",
     "BoardJob",
     "BoardResult",
     "Seating",

@@ -27,8 +27,8 @@ from spades_env.eval.boards import (
     BoardResult,
     Team,
     make_jobs,
+    new_pool,
     play_board,
-    pool_context,
 )
 
 
@@ -51,7 +51,7 @@ def play_boards(
     pool = None
     try:
         if workers > 1 and len(jobs) > 1:
-            pool = pool_context().Pool(min(workers, len(jobs)))
+            pool = new_pool(min(workers, len(jobs)))
             it = pool.imap(play_board, jobs, chunksize=1)
         else:
             it = map(play_board, jobs)

@@ -41,7 +41,25 @@ def check_output_dir(path: Any, name: str = "output folder") -> Path:
         raise InputError(f"{name} {str(p)!r} cannot be created: {str(base)!r} is a file, not a folder")
     if not os.access(base, os.W_OK | os.X_OK):
         raise InputError(f"{name} {str(p)!r}: the folder {str(base)!r} is not writable")
+    _probe(base, p, name)
     return p
+
+
+def _probe(base: Path, p: Path, name: str) -> None:
+    """Write and remove a small file in ``base`` (the folder ``p`` will be made in): the one
+    sure test of writability (``os.access`` says yes to root on a read-only file system, or
+    where a quota or ACL refuses)."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".spades-write-test-", dir=base)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise InputError(
+            f"{name} {str(p)!r}: cannot write in the folder {str(base)!r} ({exc.strerror or exc}); "
+            "nothing was run"
+        ) from None
 
 
 def check_output_file(path: Any, name: str = "output file") -> Path:
@@ -59,6 +77,7 @@ def check_output_file(path: Any, name: str = "output file") -> Path:
         raise InputError(f"{name} {str(p)!r} exists and is not writable")
     if not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(f"{name} {str(p)!r}: the folder {str(parent)!r} is not writable")
+    _probe(parent, p, name)
     return p
 
 
