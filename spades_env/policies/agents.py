@@ -29,6 +29,7 @@ from spades_env.policies.checkpoint import (
     CheckpointError,
     load_policy,
 )
+from spades_env.policies.shipped import agents_dir
 
 SPEC_FORMAT = "spades_env.agent/1"
 SPEC_FILE, CARD_FILE = "agent.json", "CARD.md"
@@ -49,13 +50,6 @@ _REQUIRED = ("format", "kind", "network", "bot", "search_after_opponent_bid")
 class AgentError(CheckpointError):
     """An agent that is unknown, or whose spec is malformed (names the file and the key)."""
 
-
-def agents_dir() -> Path:
-    """The folder holding the agent folders: ``spades_env/agents`` in an installed wheel, the
-    top-level ``checkpoints/`` in a source checkout (an editable install)."""
-    package = Path(__file__).resolve().parents[1]
-    installed = package / "agents"  # the data package spades_env.agents of a wheel install
-    return installed if installed.is_dir() else package.parent / "checkpoints"  # a source checkout
 
 
 def agent_ids() -> list[str]:

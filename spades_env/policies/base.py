@@ -50,6 +50,10 @@ def checked_action(policy: Any, action: Any, action_mask: np.ndarray, where: str
     return a
 
 
+class PolicyNameError(SpadesError):
+    """A policy name the registry cannot parse (a ``ValueError``)."""
+
+
 @runtime_checkable
 class Policy(Protocol):
     """Chooses an action id (0..69) for one seat."""

@@ -41,8 +41,8 @@ from __future__ import annotations
 from typing import Any
 
 from spades_env.core.rules import RulesConfig
-from spades_env.core.validate import SpadesError, check_float, check_int
-from spades_env.policies.base import Policy, RandomPolicy
+from spades_env.core.validate import check_float, check_int
+from spades_env.policies.base import Policy, PolicyNameError, RandomPolicy
 
 POLICY_NAMES = ("random", "greedy", "heuristic", "blind", "search", "cheat", "netsearch")
 _SEARCH_OPTIONS: dict[str, type] = {
@@ -79,10 +79,6 @@ _RANGES: dict[str, tuple[float, float]] = {
     "bid_infer": (0, 1),
 }
 _INT_RANGE = (1, 1_000_000)  # any other integer option (a count of samples)
-
-
-class PolicyNameError(SpadesError):
-    """A policy name the registry cannot parse (a ``ValueError``)."""
 
 
 def parse_policy_name(name: str) -> tuple[str, dict[str, Any]]:

@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,6 +57,7 @@ from spades_env.core.engine import apply_action, legal_mask
 from spades_env.core.jit import jit
 from spades_env.core.observation import O_SCORES, OBS_SIZE, SeatView, decode_into, encode_observation
 from spades_env.core.rules import RulesConfig
+from spades_env.policies.base import PolicyNameError
 from spades_env.policies.bots.base import ScriptedBot
 from spades_env.policies.bots.blind_value import win_chance
 from spades_env.policies.bots.search import sample_deal
@@ -501,20 +503,22 @@ class NetSearchPolicy(ScriptedBot):
 
 def load_actor_of(net: str, rules: Any = None) -> NumpyActor:
     """The NumPy actor of ``net`` (a shipped network agent id or a checkpoint folder)."""
-    from spades_env.core.rules import load_rules
-    from spades_env.policies.registry import resolve_policy
+    from spades_env.policies.checkpoint import CheckpointError, load_actor
+    from spades_env.policies.shipped import agents_dir
 
-    pol = resolve_policy(net, 0, load_rules(rules))
-    actor = getattr(pol, "actor", None)
-    if not isinstance(actor, NumpyActor):
-        raise ValueError(f"netsearch: net={net!r} is not a network (a checkpoint or a network agent id)")
+    shipped = agents_dir() / net
+    folder = shipped if "/" not in net and shipped.is_dir() else Path(net)
+    try:
+        actor, _ = load_actor(folder)
+    except CheckpointError as exc:
+        raise ValueError(
+            f"netsearch: net={net!r} is not a network (a checkpoint folder or a network agent id): {exc}"
+        ) from None
     return actor
 
 
 def parse_options(name: str, opts: str) -> dict[str, Any]:
     """``netsearch`` options from ``"k=v,k=v"`` (``name``: the whole spec, for messages)."""
-    from spades_env.policies.bots import PolicyNameError
-
     out: dict[str, Any] = {}
     if not opts.strip():
         return out
