@@ -192,6 +192,9 @@ class AssertOutOfBoundsWrapper(_FastForward, wrappers.AssertOutOfBoundsWrapper):
         wrappers.BaseWrapper.step(self, action)
 
 
+_GUARDED = ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos", "_cumulative_rewards")
+
+
 class OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):
     """PettingZoo's ``OrderEnforcingWrapper`` with forwarded attributes.
 
@@ -221,8 +224,16 @@ class OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):
         if not self._has_reset:
             raise OrderError(f"{what} before reset(): call reset() first")
 
+    def __getattr__(self, name: str) -> Any:
+        if name in _GUARDED and not self.__dict__.get("_has_reset", False):
+            raise OrderAttributeError(f"{name} cannot be read before reset(): call reset() first")
+        return super().__getattr__(name)
+
     def step(self, action: Any) -> None:
+        self._target._check_open()
         self._before_reset("step()")
+        if not self._target.agents:  # PettingZoo's wrapper only warns here
+            raise OrderError("step() after the episode ended: every agent is done and removed; call reset()")
         super().step(action)
 
     def observe(self, agent: str) -> Any:

@@ -211,7 +211,8 @@ class SpadesGymEnv(gymnasium.Env):
 def register_env() -> None:
     """Register ``Spades-v0`` with Gymnasium (done on import of this module; idempotent)."""
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="spades_env.envs.gym_env:SpadesGymEnv")
+        # the env enforces its own order (OrderError, the package's type), not Gymnasium's wrapper
+        gymnasium.register(id=ENV_ID, entry_point="spades_env.envs.gym_env:SpadesGymEnv", order_enforce=False)
 
 
 register_env()

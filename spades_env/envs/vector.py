@@ -2,9 +2,12 @@
 
 :class:`VectorSpades` keeps ``num_envs`` games as one ``int64`` array ``[B, STATE_SIZE]`` and
 steps them all with one compiled loop (numba; ``parallel=True`` spreads the games over numba's
-threads, set with ``numba.set_num_threads``; the serial default is best when the cores are
-busy with other work, e.g. a learner; on a busy machine prefer numba's ``workqueue``
-threading layer, or ``OMP_WAIT_POLICY=PASSIVE``, to OpenMP's spinning waits). Every rule
+threads, set with ``numba.set_num_threads``). With ``parallel=True`` the engine chooses its
+threading call by call (``auto_threads=True``, the default): it measures the serial and the
+parallel kernel and runs the faster one, re-measuring the other every few dozen calls
+(:class:`PathChooser`), so that when other processes share the cores (a learner, a browser)
+the parallel path is never slower than the serial one; ``auto_threads=False`` always runs the
+parallel kernel. Both kernels give identical games. Every rule
 comes from :mod:`spades_env.core.engine`, the episode and reward knobs from :func:`spades_env.core.episode.settle` and the observation from
 :func:`spades_env.core.observation.encode_observation`, so a game of the batch is exactly a game of
 the AEC env. ``step`` returns preallocated buffers (overwritten by the next call; copy what you
@@ -89,6 +92,7 @@ finished episodes, for simulation and throughput measurement.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -643,6 +647,54 @@ class VectorStep(NamedTuple):
     illegal: np.ndarray
 
 
+class PathChooser:
+    """Picks, call by call, the faster of the serial and the parallel kernel of one operation,
+    from their measured cost per call, so that ``parallel=True`` is never slower than the
+    serial engine when other processes share the cores (OpenMP's threads then wait on busy
+    cores, and a 2-thread step can cost several serial ones).
+
+    Both kernels give identical results, so they may alternate freely. The first two calls
+    measure each path (after one call each to warm up); after that the cheaper path runs, and
+    every ``probe_every``-th call runs the other one to notice a change of load. The path in
+    use costs the moving average of its calls' seconds, the other its last probe, so the
+    choice follows the load within one probe. ``serial_calls`` and ``parallel_calls`` count what ran."""
+
+    def __init__(self, probe_every: int = 64) -> None:
+        self.probe_every = probe_every
+        self.cost: list[float | None] = [None, None]
+        self.calls = 0
+        self.use = 1
+        self.serial_calls = 0
+        self.parallel_calls = 0
+
+    def pick(self) -> int:
+        """1 for the parallel kernel, 0 for the serial one."""
+        self.calls += 1
+        if self.cost[1] is None:
+            return 1
+        if self.cost[0] is None:
+            return 0
+        if self.calls % self.probe_every == 0:
+            return 1 - self.use
+        return self.use
+
+    def record(self, path: int, seconds: float) -> None:
+        """The seconds one call of ``path`` took."""
+        if path:
+            self.parallel_calls += 1
+            first = self.parallel_calls == 1
+        else:
+            self.serial_calls += 1
+            first = self.serial_calls == 1
+        if first:  # a path's first call may compile or warm caches: not a measure
+            return
+        c = self.cost[path]
+        # the path in use: a moving average; a probe of the other: its fresh cost (the load changed?)
+        self.cost[path] = 0.75 * c + 0.25 * seconds if c is not None and path == self.use else seconds
+        if self.cost[0] is not None and self.cost[1] is not None:
+            self.use = 1 if self.cost[1] < self.cost[0] else 0
+
+
 class VectorSpades:
     """``num_envs`` games of Spades stepped together (see the module docstring)."""
 
@@ -660,8 +712,10 @@ class VectorSpades:
         parallel: bool = False,
         rules_weights: Sequence[float] | None = None,
         obs_dtype: str = "float32",
+        auto_threads: bool = True,
     ) -> None:
         B = check_count(num_envs, "num_envs")
+        auto_threads = check_bool(auto_threads, "auto_threads")
         check_choice(obs_dtype, "obs_dtype", OBS_DTYPES)
         # the episode knobs of every front-end, checked the same way (type, finite, range)
         knobs = EpisodeKnobs(episode, reward, reward_scale, illegal, illegal_reward)
@@ -696,6 +750,13 @@ class VectorSpades:
         (self._k_reset, self._k_step, self._k_play, self._k_observe_all, self._k_state) = _KERNELS[
             self.parallel
         ]
+        self._steps = (_KERNELS[False][1], _KERNELS[True][1])
+        self._plays = (_KERNELS[False][2], _KERNELS[True][2])
+        self.step_paths = PathChooser() if self.parallel and auto_threads else None
+        """``parallel=True`` with ``auto_threads``: the chooser of ``step``'s kernel (serial or
+        parallel, whichever is faster now; see :class:`PathChooser`)."""
+        self.play_paths = PathChooser(probe_every=16) if self.parallel and auto_threads else None
+        """... and of ``play_random``'s."""
         self.observations = bool(observations)
         """Whether ``step`` writes observations (masks and seats are always written)."""
         self._write_obs = (1 if obs_dtype == "float32" else 2) if self.observations else 0
@@ -856,7 +917,14 @@ class VectorSpades:
             bad = _first_illegal(self._mask, acts, act_mask, use_active)
             if bad >= 0:
                 self._raise_illegal(bad, int(acts[bad]))
-        self._k_step(
+        chooser = self.step_paths
+        if chooser is None:
+            kernel, path = self._k_step, -1
+        else:
+            path = chooser.pick()
+            kernel = self._steps[path]
+            t0 = time.perf_counter()
+        kernel(
             self.states,
             self.game_params,
             self._family,
@@ -868,6 +936,8 @@ class VectorSpades:
             self._out,
             self._write_obs,
         )
+        if chooser is not None:
+            chooser.record(path, time.perf_counter() - t0)
         return self._result()
 
     def play_random(self, decisions_per_game: int) -> int:
@@ -876,7 +946,14 @@ class VectorSpades:
         ``decisions_per_game`` is an integer of at least 0 (``InputError`` otherwise)."""
         n = check_count(decisions_per_game, "decisions_per_game", lo=0)
         before = int(self.episodes_done.sum())
-        self._k_play(
+        chooser = self.play_paths
+        if chooser is None:
+            kernel, path = self._k_play, -1
+        else:
+            path = chooser.pick()
+            kernel = self._plays[path]
+            t0 = time.perf_counter()
+        kernel(
             self.states,
             self.game_params,
             self._family,
@@ -887,6 +964,8 @@ class VectorSpades:
             self.game_seeds,
             self.episodes_done,
         )
+        if chooser is not None:
+            chooser.record(path, (time.perf_counter() - t0) / max(n, 1))
         self.refresh(self.observations)
         return int(self.episodes_done.sum()) - before
 
