@@ -17,7 +17,7 @@ Ids 0-65 are OpenSpiel's spades ids.
 from __future__ import annotations
 
 from spades_env.core.cards import NUM_CARDS, card_to_str
-from spades_env.core.validate import InputError, is_int
+from spades_env.core.validate import InputError, brief, is_int
 
 NUM_ACTIONS = 70
 BID_BASE = 52
@@ -31,14 +31,14 @@ ACTION_DISCARD = 69
 def bid_action(bid: int) -> int:
     """Action id of a bid of 0 (Nil) .. 13 tricks (an integer: ``2.5`` is refused)."""
     if not is_int(bid) or not 0 <= bid <= MAX_BID:
-        raise InputError(f"bid {bid!r} must be an integer in 0..13")
+        raise InputError(f"bid {brief(bid)} must be an integer in 0..13")
     return BID_BASE + int(bid)
 
 
 def action_to_str(action: int) -> str:
     """Readable name of an action id: ``"AS"``, ``"bid 4"``, ``"Nil"``, ``"Blind Nil"``..."""
     if not is_int(action):
-        raise InputError(f"action id {action!r} must be an integer 0..{NUM_ACTIONS - 1}")
+        raise InputError(f"action id {brief(action)} must be an integer 0..{NUM_ACTIONS - 1}")
     a = int(action)
     if 0 <= a < NUM_CARDS:
         return card_to_str(a)
@@ -54,4 +54,4 @@ def action_to_str(action: int) -> str:
     }
     if a in names:
         return names[a]
-    raise InputError(f"action id {action!r} is out of range 0..{NUM_ACTIONS - 1}")
+    raise InputError(f"action id {brief(action)} is out of range 0..{NUM_ACTIONS - 1}")

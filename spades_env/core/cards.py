@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from spades_env.core.validate import InputError, is_int
+from spades_env.core.validate import InputError, brief, is_int
 
 NUM_CARDS = 52
 NUM_SUITS = 4
@@ -38,20 +38,20 @@ def card_rank(card: int) -> int:
 def card_to_str(card: int) -> str:
     """Text form of a card id, rank then suit: ``51 -> "AS"``."""
     if not is_int(card) or not 0 <= int(card) < NUM_CARDS:
-        raise InputError(f"card id {card!r} is out of range 0..51 (an integer card id)")
+        raise InputError(f"card id {brief(card)} is out of range 0..51 (an integer card id)")
     return RANK_CHARS[card_rank(int(card))] + SUIT_CHARS[card_suit(int(card))]
 
 
 def card_from_str(text: str) -> int:
     """Card id of a card string such as ``"AS"``, ``"TD"`` or ``"10h"`` (case-insensitive)."""
     if not isinstance(text, str):
-        raise ValueError(f"a card must be a string like 'AS', got {text!r}")
+        raise ValueError(f"a card must be a string like 'AS', got {brief(text)}")
     t = text.strip().upper()
     if t.startswith("10"):
         t = "T" + t[2:]
     if len(t) != 2 or t[0] not in RANK_CHARS or t[1] not in SUIT_CHARS:
         raise ValueError(
-            f"bad card string {text!r}: expected rank (2-9, T, J, Q, K, A) then suit (C, D, H, S)"
+            f"bad card string {brief(text)}: expected rank (2-9, T, J, Q, K, A) then suit (C, D, H, S)"
         )
     return NUM_RANKS * SUIT_CHARS.index(t[1]) + RANK_CHARS.index(t[0])
 
@@ -92,7 +92,7 @@ def check_card(value: Any, name: str = "card") -> int:
             raise InputError(f"{name}: {exc}") from None
     if not is_int(value):
         raise InputError(
-            f"{name} must be a card id 0..51 or a card string like 'AS', got {value!r} "
+            f"{name} must be a card id 0..51 or a card string like 'AS', got {brief(value)} "
             f"({type(value).__name__})"
         )
     v = int(value)

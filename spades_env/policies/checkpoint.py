@@ -121,7 +121,7 @@ def read_json(path: Path) -> dict[str, Any]:
     """A JSON object from ``path``, read boundedly and strictly
     (:func:`spades_env.core.files.read_json_file`); a missing, oversized or corrupt file is a
     :class:`CheckpointError`."""
-    if not Path(path).is_file():
+    if not Path(path).exists():
         raise CheckpointError(f"{path}: missing file")
     data = read_json_file(path, "checkpoint metadata", CheckpointError, limit=_MAX_META_BYTES)
     if not isinstance(data, dict):
@@ -234,7 +234,7 @@ def read_safetensors(path: str | Path) -> dict[str, np.ndarray]:
     A missing file, or one whose header, dtypes, shapes or offsets do not add up, raises
     :class:`CheckpointError` naming the file."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise CheckpointError(f"{path}: missing file")
 
     def bad(why: str) -> CheckpointError:

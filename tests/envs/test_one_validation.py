@@ -19,11 +19,6 @@ from spades_env.envs.aec import raw_env
 from spades_env.envs.gym_env import SpadesGymEnv
 from spades_env.envs.vector import VectorSpades
 
-
-def _aec(**kw):
-    return spades_env.env(**kw)
-
-
 FRONTS = {
     "aec": lambda **kw: raw_env(**kw),
     "aec_wrapped": lambda **kw: spades_env.env(**kw),
@@ -141,7 +136,7 @@ def _finish(front):
             obs, _, _, _, infos = e.step({active: int(rng.choice(np.flatnonzero(infos[active]["action_mask"])))})
         return e, lambda: e.step({"player_0": 0})
     e.reset(seed=1)
-    for agent in e.agent_iter():
+    for _agent in e.agent_iter():
         obs, _, term, trunc, _ = e.last()
         e.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     return e, lambda: e.step(0)

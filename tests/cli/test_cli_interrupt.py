@@ -1,0 +1,79 @@
+"""The CLI (issue 37): Ctrl-C ends long commands with status 130 and one line (workers
+included), --out is checked by writing before any work, demo records under the mercy rule
+replay."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from spades_env.io.records import replay_record
+
+
+def _interrupt(args, cwd, wait=8.0):
+    p = subprocess.Popen(
+        [sys.executable, "-m", "spades_env.cli", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: Ctrl-C reaches the workers too
+    )
+    time.sleep(wait)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    return p.returncode, err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval", "random", "random", "--games", "400000", "--workers", "2", "--format", "hand"],
+        ["gauntlet", "random", "--opponents", "random", "--games", "400000", "--workers", "2"],
+    ],
+    ids=lambda a: a[0],
+)
+def test_ctrl_c_exits_130_with_one_line(tmp_path, args):
+    rc, err = _interrupt(args, tmp_path)
+    lines = [ln for ln in err.splitlines() if ln.strip() and "board/s" not in ln and "%|" not in ln]
+    assert rc == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert lines == [f"spades {args[0]}: interrupted (Ctrl-C)"], err
+
+
+def test_out_that_cannot_be_written_is_refused_before_any_work(tmp_path):
+    t0 = time.monotonic()
+    p = subprocess.run(
+        [sys.executable, "-m", "spades_env.cli", "eval", "random", "random", "--games", "100000", "--out", "/proc/self/spades-out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2 and "--out" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert time.monotonic() - t0 < 60  # refused at once, not after 100,000 games
+
+
+def test_demo_record_under_the_mercy_rule_replays(tmp_path):
+    rules = tmp_path / "mercy.yaml"
+    rules.write_text("mercy_rule: true\nmercy_threshold: -10\ntarget_score: 150\nmax_hands: 8\n")
+    rec = tmp_path / "demo.json"
+    p = subprocess.run(
+        [sys.executable, "-m", "spades_env.cli", "demo", "--rules", str(rules), "--record", str(rec)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr
+    replay_record(rec)
+    r = subprocess.run(
+        [sys.executable, "-m", "spades_env.cli", "replay", str(rec)], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0, r.stderr
