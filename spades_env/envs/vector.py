@@ -655,14 +655,19 @@ class PathChooser:
 
     Both kernels give identical results, so they may alternate freely. The first two calls
     measure each path (after one call each to warm up); after that the cheaper path runs, and
-    every ``probe_every``-th call runs the other one to notice a change of load. The path in
-    use costs the moving average of its calls' seconds, the other its last probe, so the
-    choice follows the load within one probe. ``serial_calls`` and ``parallel_calls`` count what ran."""
+    now and then (``probe_every`` calls, doubled after each probe that confirms the choice, up
+    to ``max_probe_every``; back to the start after a probe that wins) the other one runs to
+    notice a change of load. The path in use costs the moving average of its calls' seconds,
+    the other its last probe, so the choice follows the load within one probe, and a path
+    many times slower costs a vanishing share of the calls. ``serial_calls`` and ``parallel_calls`` count what ran."""
 
-    def __init__(self, probe_every: int = 64) -> None:
+    def __init__(self, probe_every: int = 64, max_probe_every: int = 8192) -> None:
         self.probe_every = probe_every
+        self.min_probe_every = probe_every
+        self.max_probe_every = max_probe_every
         self.cost: list[float | None] = [None, None]
         self.calls = 0
+        self.since_probe = 0
         self.use = 1
         self.serial_calls = 0
         self.parallel_calls = 0
@@ -674,7 +679,9 @@ class PathChooser:
             return 1
         if self.cost[0] is None:
             return 0
-        if self.calls % self.probe_every == 0:
+        self.since_probe += 1
+        if self.since_probe >= self.probe_every:
+            self.since_probe = 0
             return 1 - self.use
         return self.use
 
@@ -689,8 +696,14 @@ class PathChooser:
         if first:  # a path's first call may compile or warm caches: not a measure
             return
         c = self.cost[path]
-        # the path in use: a moving average; a probe of the other: its fresh cost (the load changed?)
-        self.cost[path] = 0.75 * c + 0.25 * seconds if c is not None and path == self.use else seconds
+        if c is None or path == self.use:
+            self.cost[path] = seconds if c is None else 0.75 * c + 0.25 * seconds
+        else:  # a probe of the other path: its fresh cost
+            self.cost[path] = seconds
+            better = self.cost[path] < self.cost[self.use]
+            # a probe that confirms the choice waits twice as long for the next (a slow path
+            # probed rarely costs little); a probe that wins switches and probes soon again
+            self.probe_every = self.min_probe_every if better else min(2 * self.probe_every, self.max_probe_every)
         if self.cost[0] is not None and self.cost[1] is not None:
             self.use = 1 if self.cost[1] < self.cost[0] else 0
 
@@ -755,7 +768,7 @@ class VectorSpades:
         self.step_paths = PathChooser() if self.parallel and auto_threads else None
         """``parallel=True`` with ``auto_threads``: the chooser of ``step``'s kernel (serial or
         parallel, whichever is faster now; see :class:`PathChooser`)."""
-        self.play_paths = PathChooser(probe_every=16) if self.parallel and auto_threads else None
+        self.play_paths = PathChooser(probe_every=8, max_probe_every=1024) if self.parallel and auto_threads else None
         """... and of ``play_random``'s."""
         self.observations = bool(observations)
         """Whether ``step`` writes observations (masks and seats are always written)."""

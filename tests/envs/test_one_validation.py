@@ -231,3 +231,37 @@ def test_illegal_action_ids_still_follow_the_illegal_setting():
     step, state, e = _started("gym", "penalty")
     _, r, term, _, info = step(0)
     assert term and info["illegal_action"] and r == -1.0
+
+
+def test_path_chooser_runs_the_cheaper_kernel_and_probes_rarely():
+    from spades_env.envs.vector import PathChooser
+
+    c = PathChooser(probe_every=4, max_probe_every=64)
+    cost = {0: 1.0, 1: 10.0}  # the parallel kernel is ten times slower (busy cores)
+    runs = []
+    for _ in range(2000):
+        path = c.pick()
+        runs.append(path)
+        c.record(path, cost[path])
+    assert c.use == 0 and runs[-500:].count(1) <= 500 // 64 + 1  # probes back off
+    cost = {0: 1.0, 1: 0.3}  # the load goes away: the parallel kernel wins again
+    for _ in range(200):
+        path = c.pick()
+        c.record(path, cost[path])
+    assert c.use == 1
+
+
+def test_auto_threads_plays_the_same_games_as_the_serial_engine():
+    from spades_env.envs.vector import RandomLegal
+
+    a = VectorSpades(64, seed=2, parallel=False)
+    b = VectorSpades(64, seed=2, parallel=True)
+    pa, pb = RandomLegal(64, seed=1), RandomLegal(64, seed=1)
+    ra, rb = a.reset(seed=2), b.reset(seed=2)
+    for _ in range(300):
+        ra, rb = a.step(pa(ra.mask)), b.step(pb(rb.mask))
+        assert np.array_equal(a.states, b.states)
+    assert b.step_paths is not None and b.step_paths.serial_calls > 0 and b.step_paths.parallel_calls > 0
+    a.play_random(7)
+    b.play_random(7)
+    assert np.array_equal(a.states, b.states)
