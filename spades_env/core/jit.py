@@ -14,15 +14,27 @@ Python's floor semantics on negative operands under this model.
 hot kernels (each documented below). numba's on-disk cache is keyed on each function's own
 source file: a kernel that inlines (or calls) code from another module is not recompiled when
 only that module changes. After editing the core, clear the caches (``make clean-numba``).
+
+OpenMP waits passively: importing this module sets ``OMP_WAIT_POLICY=PASSIVE`` unless the
+variable is already set (the OpenMP runtime reads it once, when numba's parallel layer first
+loads). With the default active wait, the threads of a ``prange`` kernel spin on the cores
+after each call; with any other process on those cores the parallel kernels ran 3 to 5 times
+slower than the serial ones (``benchmarks/engine_under_load.py``), and the spinning slowed the
+serial calls that followed. Set ``OMP_WAIT_POLICY=ACTIVE`` before the import on a machine
+reserved for one process.
 """
 
 from __future__ import annotations
 
-import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
+from llvmlite import ir  # noqa: E402
+from numba import njit, types  # noqa: E402
+from numba.core import cgutils  # noqa: E402
+from numba.extending import intrinsic  # noqa: E402
 
 jit = njit(cache=True, nogil=True, error_model="numpy")
 
