@@ -16,7 +16,8 @@ import typing
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
+from spades_env.core.files import parse_yaml, read_yaml_file
+from spades_env.core.validate import SpadesError
 
 T = TypeVar("T")
 MAX_INT = 2**63 - 1
@@ -39,6 +40,16 @@ def _brief(value: Any, width: int = 80) -> str:
 
 class ConfigError(ValueError):
     """A training config with an unknown key or a bad value (the message names both)."""
+
+
+def read_config_yaml(path: Path, what: str = "training config") -> Any:
+    """The YAML value of a config file, read as every file of the package is: regular files
+    only, bounded in size, aliases and integers bounded (``spades_env.core.files``); a
+    ConfigError naming the file otherwise."""
+    try:
+        return read_yaml_file(path, what)
+    except SpadesError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _check(name: str, tp: Any, value: Any, where: str) -> Any:
@@ -103,9 +114,9 @@ def parse_overrides(overrides: list[str] | None) -> dict[str, Any]:
         if not eq or not key.strip():
             raise ConfigError(f"override {_brief(item)} is not key=value")
         try:
-            out[key.strip()] = yaml.safe_load(text) if text.strip() else ""
-        except (yaml.YAMLError, ValueError) as exc:  # ValueError: an integer past 4300 digits
-            raise ConfigError(f"override {_brief(item)}: not a YAML value ({_brief(str(exc), 200)})") from None
+            out[key.strip()] = parse_yaml(text, f"override {_brief(item)}") if text.strip() else ""
+        except SpadesError as exc:
+            raise ConfigError(str(exc)) from None
     return out
 
 
@@ -137,10 +148,7 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: list[st
         where = str(p)
         if not p.is_file():
             raise ConfigError(f"{where}: no such config file")
-        try:
-            loaded = yaml.safe_load(p.read_text())
-        except (yaml.YAMLError, ValueError) as exc:  # ValueError: an integer past 4300 digits
-            raise ConfigError(f"{where}: not valid YAML ({_brief(str(exc), 200)})") from None
+        loaded = read_config_yaml(p)
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):

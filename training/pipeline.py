@@ -80,11 +80,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from spades_env.io.atomic import write_text
 from training.checkpoint import CheckpointError
-from training.config import ConfigError, config_to_dict
+from training.config import ConfigError, config_to_dict, read_config_yaml
 from training.runs import NonFiniteError
 
 KINDS = ("bc", "ppo", "rollouts")
@@ -133,10 +131,7 @@ def load_pipeline(path: str | Path, runs: str | Path | None = None) -> Pipeline:
     where = str(p)
     if not p.is_file():
         raise ConfigError(f"{where}: no such pipeline file")
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{where}: not valid YAML ({exc})") from None
+    data = read_config_yaml(p, "pipeline file")
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: a pipeline must be a mapping with keys {', '.join(TOP_KEYS)}")
     for k in data:
