@@ -192,6 +192,9 @@ def br_config(
             critic_hidden=tuple(arch["critic_hidden"]),
             score_clip=arch.get("score_clip"),
             policy_warmup_updates=2,
+            # held near the start (KL(start || policy) x 0.5 at the learner's decisions): without
+            # it PPO drifted away from the started network and lost to what it started from
+            anchor_coef=0.5,
         )
     else:
         fields.update(hidden=tuple(hidden), critic_hidden=tuple(hidden))

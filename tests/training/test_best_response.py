@@ -2,7 +2,7 @@
 
 The hole test: a bot that never tries to set an opponent's Nil (L2, except that after an
 opponent's Nil or Blind Nil it plays its lowest card). The reference network bids Nil where Nil
-is sound against L2; a best response learns to bid it far more often, and its margin against the
+is sound against L2; a best response learns to bid it more often, and its margin against the
 bot grows well past the reference network's on the same fresh deals.
 """
 
@@ -72,9 +72,10 @@ def test_the_best_response_finds_the_hole_the_reference_network_leaves(tmp_path)
     assert r["decisions"] == 61_440 and r["updates"] == 30 and not r["interrupted"]
     assert br["ci95"][0] > 0  # clearly positive
     assert br["ci95"][0] > start["mean"]  # and clearly above the reference network's margin
-    # where the points come from: the best response bids Nil far more often than it started
+    # where the points come from: the best response bids Nil more often than it started (held
+    # near its start by the KL anchor; without the anchor, 0.30 to 0.84 Nils a hand)
     nils = r["summary"]["teams"][0]["nil_bids_per_hand"]
-    assert nils > 1.5 * r["start"]["summary"]["teams"][0]["nil_bids_per_hand"]
+    assert nils > r["start"]["summary"]["teams"][0]["nil_bids_per_hand"]
     assert json.dumps(r["margin_per_hand"])  # JSON-ready
 
 
