@@ -206,7 +206,7 @@ class OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):
     def _guarded(name: str) -> property:  # noqa: N805 (class-body helper)
         def get(self: OrderEnforcingWrapper) -> Any:
             if not self._has_reset:
-                raise OrderAttributeError(f"{name} cannot be read before reset(): call reset() first")
+                raise OrderAttributeError(f"{name} cannot be accessed before reset (as PettingZoo says): call reset() first")
             return getattr(self._target, name)
 
         get.__name__ = name
@@ -226,7 +226,7 @@ class OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):
 
     def __getattr__(self, name: str) -> Any:
         if name in _GUARDED and not self.__dict__.get("_has_reset", False):
-            raise OrderAttributeError(f"{name} cannot be read before reset(): call reset() first")
+            raise OrderAttributeError(f"{name} cannot be accessed before reset (as PettingZoo says): call reset() first")
         return super().__getattr__(name)
 
     def step(self, action: Any) -> None:
