@@ -179,7 +179,7 @@ def test_every_float_of_a_config_is_finite(cls, load, path, bad):
 
 
 def test_a_huge_integer_is_refused_without_formatting_it(tmp_path):
-    with pytest.raises(ConfigError, match=r"key 'num_envs' is out of range \(an integer of 4000 digits\)") as exc:
+    with pytest.raises(ConfigError, match=r"num_envs.*an integer of 4000 digits") as exc:
         load_train_config(SMOKE, ["num_envs=" + "9" * 4000])
     assert len(str(exc.value)) < 400
     for digits in (5000, 10**5):  # past Python's own limit: still a ConfigError, still short
