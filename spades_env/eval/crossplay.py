@@ -32,6 +32,7 @@ from spades_env.core.validate import InputError, check_choice, check_count, chec
 from spades_env.eval.boards import BoardResult
 from spades_env.eval.duplicate import run_duplicate
 from spades_env.eval.match import FORMATS, parse_team, spec_name, team_label
+from spades_env.eval.report import pyplot, save_figure
 from spades_env.eval.stats import summarize
 from spades_env.policies.registry import PolicySpec, check_policy_name
 
@@ -249,12 +250,9 @@ def crossplay_table(result: dict[str, Any]) -> str:
 def plot_crossplay(result: dict[str, Any], path: str | Path, title: str = "") -> Path | None:
     """The partner matrix as a heat map (margin per hand, each cell annotated with its 95% CI);
     None without matplotlib."""
-    try:
-        import matplotlib
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     names = result["agents"]
     k = len(names)
@@ -283,12 +281,7 @@ def plot_crossplay(result: dict[str, Any], path: str | Path, title: str = "") ->
     ax.set_ylabel("agent")
     fig.colorbar(im, ax=ax, label=f"margin per hand vs {result['opponents']} (95% CI)")
     ax.set_title(title or f"partner matrix vs {result['opponents']}", fontsize=10)
-    fig.tight_layout()
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p, dpi=100)
-    plt.close(fig)
-    return p
+    return save_figure(fig, path)
 
 
 __all__ = ["DEFAULT_BOARDS", "crossplay", "crossplay_table", "plot_crossplay", "robustness"]

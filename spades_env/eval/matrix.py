@@ -26,6 +26,7 @@ from spades_env.core.files import brief, parse_json
 from spades_env.core.rules import RulesConfig, load_rules, rules_with
 from spades_env.core.validate import InputError, check_count
 from spades_env.eval.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, run_gauntlet
+from spades_env.eval.report import pyplot, save_figure
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "no_blind": {"blind_nil": False, "blind_nil_exchange": 0},
@@ -132,12 +133,9 @@ def matrix_table(policy: str, entry: dict[str, Any]) -> str:
 def plot_matrix(entries: Sequence[dict[str, Any]], path: str | Path, title: str = "") -> Path | None:
     """Margin per hand and games won per matchup, one bar (95% CI) per rules; None without
     matplotlib."""
-    try:
-        import matplotlib
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     matchups = [f"{s['team_a']}\nvs {s['team_b']}" for s in entries[0]["matchups"]]
     key = "game_win" if "game_win" in entries[0]["matchups"][0] else "hand_win"
@@ -169,12 +167,7 @@ def plot_matrix(entries: Sequence[dict[str, Any]], path: str | Path, title: str 
         ax.legend(fontsize=8, title="rules")
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p, dpi=100)
-    plt.close(fig)
-    return p
+    return save_figure(fig, path)
 
 
 __all__ = [

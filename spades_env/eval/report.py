@@ -135,7 +135,9 @@ def write_json(path: str | Path, data: dict[str, Any]) -> Path:
     return p
 
 
-def _pyplot():
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend (files only, no window), or None without
+    matplotlib: every plot of the arena draws through it."""
     try:
         import matplotlib
     except ImportError:
@@ -148,7 +150,7 @@ def _pyplot():
 
 def plot_matchups(summaries: Sequence[dict[str, Any]], path: str | Path, title: str = "") -> Path | None:
     """Bar plots of margin per hand and win rates (95% CIs) of matchups; None without matplotlib."""
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return None
     labels = [f"{s['team_a']}\nvs {s['team_b']}" for s in summaries]
@@ -206,7 +208,7 @@ def plot_matchups(summaries: Sequence[dict[str, Any]], path: str | Path, title: 
         axes[2].legend(fontsize=8)
     if title:
         fig.suptitle(title)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_tournament(
@@ -217,7 +219,7 @@ def plot_tournament(
 ) -> Path | None:
     """Ratings (with sigma) and the margin matrix of a round robin, the mixed-partner matrix
     and the bracket, those that are given; None without matplotlib (or nothing to plot)."""
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return None
     import numpy as np
@@ -271,14 +273,14 @@ def plot_tournament(
                 if panel == "matrix"
                 else f"Mixed partners vs {src['against']}"
             )
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
-def _save(fig: Any, path: str | Path) -> Path:
+def save_figure(fig: Any, path: str | Path) -> Path:
     """Lay out, write (creating the folder) and close a figure; return its path."""
     fig.tight_layout()
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(p, dpi=100)
-    _pyplot().close(fig)
+    pyplot().close(fig)
     return p
