@@ -601,9 +601,14 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
 
 
 # ---- 3. the run ---------------------------------------------------------------------------------
-def run(cfg: BCConfig, out: str | Path | None = None) -> Path:
-    """Generate, fit and save; returns the checkpoint directory ``<out>/final``."""
+def run(cfg: BCConfig, out: str | Path | None = None, overwrite: bool = False) -> Path:
+    """Generate, fit and save; returns the checkpoint directory ``<out>/final``. A folder
+    holding a run with other settings is refused unless ``overwrite``
+    (:func:`training.runs.claim_data_folder`); one with the same settings reuses its chunks."""
+    from training.runs import claim_data_folder
+
     out_dir = Path(out) if out is not None else Path("runs") / cfg.run_name
+    claim_data_folder(out_dir, config_to_dict(cfg), overwrite, "behaviour-cloning")
     if cfg.init_from:  # before hours of teacher data: the start must load
         from training.resume import init_weights
 
@@ -660,13 +665,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", default=None, help="behaviour-cloning config YAML")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--out", default=None, help="output directory (default runs/<run_name>)")
+    p.add_argument("--overwrite", action="store_true", help="replace a run with other settings in --out")
     args = p.parse_args(argv)
     try:
         cfg = load_bc_config(args.config, args.overrides)
+        run(cfg, args.out, overwrite=args.overwrite)
     except ConfigError as exc:
         print(f"training.bc: {exc}", file=sys.stderr)
         return 2
-    run(cfg, args.out)
     return 0
 
 

@@ -372,12 +372,15 @@ def _chunk_job(args: tuple[RolloutConfig, int, int]) -> tuple[dict[str, np.ndarr
     return make_chunk(cfg, _TABLES[key], k, hands)
 
 
-def run(cfg: RolloutConfig, out: str | Path | None = None) -> Path:
+def run(cfg: RolloutConfig, out: str | Path | None = None, overwrite: bool = False) -> Path:
     """Play, label and save every chunk (``cfg.workers`` processes); returns the data folder
-    ``<out>/data``."""
+    ``<out>/data``. A folder holding a run with other settings is refused unless
+    ``overwrite`` (:func:`training.runs.claim_data_folder`)."""
     from training.bc import cached_chunk, save_chunk
+    from training.runs import claim_data_folder
 
     out_dir = Path(out) if out is not None else Path("runs") / cfg.run_name
+    claim_data_folder(out_dir, config_to_dict(cfg), overwrite, "rollout", extend=frozenset({"hands"}))
     data = out_dir / "data"
     data.mkdir(parents=True, exist_ok=True)
     write_text(out_dir / "config.json", json.dumps(config_to_dict(cfg), indent=2, default=str))
@@ -417,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", default=None, help="YAML config (configs/train/rollouts_*.yaml)")
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config keys")
     p.add_argument("--out", default=None, help="output folder (default runs/<run_name>)")
+    p.add_argument("--overwrite", action="store_true", help="replace a run with other settings in --out")
     p.add_argument(
         "--report", nargs="+", default=None, metavar="DATA",
         help="print what changing each bid would have scored, from saved data folders (no run)",
@@ -427,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
             print(format_report(deviation_report(args.report)))
             return 0
         cfg = load_rollout_config(args.config, args.set)
-        run(cfg, args.out)
+        run(cfg, args.out, overwrite=args.overwrite)
     except ConfigError as exc:
         print(f"training.rollouts: {exc}", file=sys.stderr)
         return 2

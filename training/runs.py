@@ -312,6 +312,49 @@ def holds_run(run: Path) -> str | None:
     return f"{', '.join(found)}; {where}"
 
 
+DATA_RUN_FILES = ("config.json", "data", "final", "history.json")
+"""What a behaviour-cloning or rollout run writes in its folder (``overwrite`` removes these)."""
+
+
+def claim_data_folder(
+    out: Path, config: dict[str, Any], overwrite: bool, command: str, extend: frozenset[str] = frozenset()
+) -> None:
+    """Start a chunked data run (``training.bc``, ``training.rollouts``) in ``out``. A folder
+    whose ``config.json`` holds the same settings (but for :data:`FREE_KEYS`, ``workers`` and
+    the ``extend`` keys, counts a longer run may raise: the chunks made are kept and more are
+    added) is continued: its chunks are reused. A folder that holds a run with other settings is
+    refused (its final network and history would be replaced by another run's) unless
+    ``overwrite``, which removes what that run wrote (:data:`DATA_RUN_FILES`)."""
+    from spades_env.core.files import read_json_file
+    from spades_env.core.validate import SpadesError
+
+    cfg_file = out / "config.json"
+    if not cfg_file.is_file():
+        return
+    try:
+        old = read_json_file(cfg_file, f"{command} run config")
+    except SpadesError as exc:
+        old = {"<unreadable>": str(exc)}
+    free = FREE_KEYS | {"workers"} | extend
+    new = json.loads(json.dumps(config, default=str))  # as config.json holds it (lists, not tuples)
+    changes = {k: v for k, v in config_changes(old if isinstance(old, dict) else {}, new, {}).items() if k not in free}
+    if not changes:
+        return
+    if not overwrite:
+        shown = "; ".join(f"{k}: {_show(a)} -> {_show(b)}" for k, (a, b) in sorted(changes.items())[:6])
+        more = f" and {len(changes) - 6} more" if len(changes) > 6 else ""
+        raise RunFolderError(
+            f"{out} holds a {command} run with other settings ({shown}{more}): give another --out, "
+            "or --overwrite to replace that run"
+        )
+    for name in DATA_RUN_FILES:
+        p = out / name
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        elif p.exists() or p.is_symlink():
+            p.unlink()
+
+
 def config_changes(old: dict[str, Any], new: dict[str, Any], defaults: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """``{key: (checkpoint's value, new value)}`` for every key that differs (a key the
     checkpoint predates counts as its default)."""

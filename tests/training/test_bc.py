@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -439,3 +440,21 @@ def test_generate_passes_the_opponents_to_every_chunk(tmp_path):
     np.testing.assert_array_equal(data["obs"][:1500], want["obs"])
     again = generate(cfg, tmp_path)  # read back from the saved chunks
     np.testing.assert_array_equal(again["obs"], data["obs"])
+
+
+def test_a_folder_holding_another_run_is_refused_unless_overwrite(tmp_path):
+    from training.runs import RunFolderError
+
+    cfg = load_bc_config(BC, TINY + ["decisions=500", "chunk_decisions=500", "epochs=1"])
+    first = run(cfg, tmp_path / "bc")
+    before = (first / "model.safetensors").read_bytes()
+    again = run(load_bc_config(BC, TINY + ["decisions=500", "chunk_decisions=500", "epochs=1", "progress=false"]),
+                tmp_path / "bc")  # the same settings (display aside): continued, chunks reused
+    assert (again / "model.safetensors").read_bytes() == before
+    other = load_bc_config(BC, TINY + ["decisions=500", "chunk_decisions=500", "epochs=1", "seed=9"])
+    with pytest.raises(RunFolderError, match=r"seed: .* -> 9.*--overwrite"):
+        run(other, tmp_path / "bc")
+    assert (first / "model.safetensors").read_bytes() == before  # nothing of it changed
+    replaced = run(other, tmp_path / "bc", overwrite=True)
+    assert json.loads((tmp_path / "bc" / "config.json").read_text())["seed"] == 9
+    assert (replaced / "model.safetensors").read_bytes() != before

@@ -92,6 +92,11 @@ def test_run_saves_chunks_that_training_bc_reads(tmp_path):
     longer = load_rollout_config(BIDS, [*SMALL, "hands=36"])
     run(longer, tmp_path)  # a longer run keeps the shorter one's chunks and adds one
     assert files[0].stat().st_mtime_ns == stamp and len(list(data.glob("chunk_*.npz"))) == 3
+    from training.runs import RunFolderError
+
+    with pytest.raises(RunFolderError, match=r"seed: .* -> 77.*--overwrite"):  # other data: refused
+        run(load_rollout_config(BIDS, [*SMALL, "hands=36", "seed=77"]), tmp_path)
+    assert len(list(data.glob("chunk_*.npz"))) == 3
     d = saved_data([str(data)], values=True)
     valued = np.isfinite(d["values"].astype(np.float32)).any(axis=1)
     assert valued.sum() >= 24 and (~valued).sum() > 0  # bids valued, kept decisions labelled only
