@@ -143,19 +143,8 @@ def worker_init() -> None:
 
 
 def new_pool(workers: int) -> Any:
-    """A pool of ``workers`` arena worker processes (:func:`pool_context`, :func:`worker_init`).
-    SIGINT is ignored while the pool forks, so a worker ignores Ctrl-C from its first
-    instruction (a Ctrl-C between the fork and the initializer once killed a worker mid-start
-    and left the parent waiting for its result)."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return pool_context().Pool(workers, initializer=worker_init)
-    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        return pool_context().Pool(workers, initializer=worker_init)
-    finally:
-        signal.signal(signal.SIGINT, before)
+    """A pool of ``workers`` arena worker processes (:func:`pool_context`, :func:`worker_init`)."""
+    return pool_context().Pool(workers, initializer=worker_init)
 
 
 def pool_context() -> mp.context.BaseContext:
