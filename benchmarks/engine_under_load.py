@@ -20,7 +20,9 @@ game, one hand = 56 decisions, in this process (OpenSpiel is single-threaded).
 
 ``busy``: one other process spinning on the CPU (a ``while True`` loop in a second
 interpreter) for the whole measurement, as a browser tab or a learner would. Each round runs
-every measurement once, quiet then busy; a figure is the median of ``--rounds`` rounds. The
+every measurement quiet, then busy, each in ``--slices`` short slices interleaved with the
+others' (a shared machine's speed drifts; interleaving gives every figure the same drift); a
+figure is the median of ``--rounds`` rounds. The
 lines at the end print the ratios: each kernel against ``serial`` in the same condition, and
 against OpenSpiel's C++ in the same condition.
 """
@@ -28,6 +30,7 @@ against OpenSpiel's C++ in the same condition.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
@@ -42,8 +45,9 @@ from spades_env.envs.vector import RandomLegal, VectorSpades
 KERNELS = ("serial", "parallel", "auto")
 
 
-def engine(kernel: str, envs: int, method: str) -> Callable[[float], float]:
-    """A measurement: decisions per second of ``kernel`` by ``method`` over ``seconds``."""
+def engine(kernel: str, envs: int, method: str) -> Callable[[float], tuple[int, float]]:
+    """A measurement: decisions of ``kernel`` by ``method`` over about ``seconds``, and the
+    seconds they took."""
     v = VectorSpades(
         envs,
         seed=1,
@@ -57,7 +61,7 @@ def engine(kernel: str, envs: int, method: str) -> Callable[[float], float]:
         res = v.step(pick(res.mask))
         v.play_random(2)
 
-    def run(seconds: float) -> float:
+    def run(seconds: float) -> tuple[int, float]:
         nonlocal res
         n = 0
         t0 = time.perf_counter()
@@ -72,12 +76,13 @@ def engine(kernel: str, envs: int, method: str) -> Callable[[float], float]:
                 v.play_random(8)
                 n += 8 * envs
             res = v.refresh()
-        return n / (time.perf_counter() - t0)
+        return n, time.perf_counter() - t0
 
+    run.engine = v  # type: ignore[attr-defined]  # for the chooser's counts
     return run
 
 
-def openspiel() -> Callable[[float], float] | None:
+def openspiel() -> Callable[[float], tuple[int, float]] | None:
     """Decisions per second of OpenSpiel's C++ random simulation, or None without pyspiel."""
     try:
         import pyspiel
@@ -89,7 +94,7 @@ def openspiel() -> Callable[[float], float] | None:
     pyspiel.evaluate_bots(state, bots, 0)
     assert len([a for a in state.history()]) >= 56
 
-    def run(seconds: float) -> float:
+    def run(seconds: float) -> tuple[int, float]:
         n = 0
         t0 = time.perf_counter()
         end = t0 + seconds
@@ -99,7 +104,7 @@ def openspiel() -> Callable[[float], float] | None:
                 pyspiel.evaluate_bots(game.new_initial_state(), bots, i)
                 i += 1
             n += 20 * 56
-        return n / (time.perf_counter() - t0)
+        return n, time.perf_counter() - t0
 
     return run
 
@@ -121,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--slices", type=int, default=8, help="interleaved slices of each measurement")
     ap.add_argument("--envs", type=int, default=1024, help="games of the batch")
     ap.add_argument("--threads", type=int, default=2, help="numba threads of the parallel kernels")
     args = ap.parse_args(argv)
@@ -140,13 +146,15 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[tuple[str, str], list[float]] = {}
     for _ in range(args.rounds):
         for cond in ("quiet", "busy"):
-            if cond == "busy":
-                with Busy():
+            with Busy() if cond == "busy" else contextlib.nullcontext():
+                done = {name: [0, 0.0] for name in runs}
+                for _ in range(args.slices):  # interleaved slices: every figure sees the same load
                     for name, run in runs.items():
-                        figures.setdefault((cond, name), []).append(run(args.seconds))
-            else:
-                for name, run in runs.items():
-                    figures.setdefault((cond, name), []).append(run(args.seconds))
+                        n, sec = run(args.seconds / args.slices)
+                        done[name][0] += n
+                        done[name][1] += sec
+                for name, (n, sec) in done.items():
+                    figures.setdefault((cond, name), []).append(n / sec)
     med = {key: statistics.median(v) for key, v in figures.items()}
     try:
         layer = numba.threading_layer()
@@ -156,12 +164,23 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'measurement':<22}{'quiet M dec/s':>15}{'busy M dec/s':>15}")
     for name in runs:
         print(f"{name:<22}{med[('quiet', name)] / 1e6:>15.2f}{med[('busy', name)] / 1e6:>15.2f}")
+    for name, run in runs.items():
+        v = getattr(run, "engine", None)
+        chooser = None if v is None else (v.step_paths if name.startswith("step") else v.play_paths)
+        if chooser is not None:
+            share = chooser.parallel_calls / max(chooser.parallel_calls + chooser.serial_calls, 1)
+            print(f"  {name}: parallel kernel on {share:.1%} of calls, {chooser.switches} switches")
     print("\nratios (same condition)")
     for method in ("step", "inside"):
         for k in ("parallel", "auto"):
             q = med[("quiet", f"{method} {k}")] / med[("quiet", f"{method} serial")]
             b = med[("busy", f"{method} {k}")] / med[("busy", f"{method} serial")]
-            print(f"  {method} {k} / serial: quiet {q:.2f}, busy {b:.2f}")
+            worst = min(
+                figures[(c, f"{method} {k}")][r] / figures[(c, f"{method} serial")][r]
+                for c in ("quiet", "busy")
+                for r in range(args.rounds)
+            )
+            print(f"  {method} {k} / serial: quiet {q:.2f}, busy {b:.2f} (lowest round {worst:.2f})")
         if peer is not None:
             for k in KERNELS:
                 q = med[("quiet", f"{method} {k}")] / med[("quiet", "OpenSpiel C++")]

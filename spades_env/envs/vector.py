@@ -93,7 +93,7 @@ finished episodes, for simulation and throughput measurement.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -649,63 +649,84 @@ class VectorStep(NamedTuple):
 
 class PathChooser:
     """Picks, call by call, the faster of the serial and the parallel kernel of one operation,
-    from their measured cost per call, so that ``parallel=True`` is never slower than the
+    from their measured mean cost per call, so that ``parallel=True`` is never slower than the
     serial engine when other processes share the cores (OpenMP's threads then wait on busy
-    cores, and a 2-thread step can cost several serial ones).
+    cores, and a 2-thread call can cost several serial ones) or when the batch is too small
+    for threads to pay.
 
-    Both kernels give identical results, so they may alternate freely. The first two calls
-    measure each path (after one call each to warm up); after that the cheaper path runs, and
-    now and then (``probe_every`` calls, doubled after each probe that confirms the choice, up
-    to ``max_probe_every``; back to the start after a probe that wins) the other one runs to
-    notice a change of load. The path in use costs the moving average of its calls' seconds,
-    the other its last probe, so the choice follows the load within one probe, and a path
-    many times slower costs a vanishing share of the calls. ``serial_calls`` and ``parallel_calls`` count what ran."""
+    Both kernels give identical results, so they may alternate freely. The serial kernel runs
+    first; after ``probe_calls`` measured calls of it, the parallel kernel is probed. A probe
+    runs the other kernel for up to ``probe_calls`` calls and compares the mean seconds per call
+    (a mean, not one call: a threaded call's cost is heavy-tailed when it waits for a core) with
+    the moving mean of the kernel in use. It switches to the parallel kernel only when that is
+    faster by ``margin`` (hysteresis; the serial kernel is the safe one), back to the serial one
+    as soon as that is faster, and a probe stops early once it has already lost, so a kernel many
+    times slower costs a few calls a probe. Probes recur every ``probe_every`` calls, doubled
+    after each probe that confirms the choice up to ``max_probe_every`` and reset after one
+    that switches, so the choice follows the load. ``serial_calls`` and ``parallel_calls`` count
+    what ran."""
 
-    def __init__(self, probe_every: int = 64, max_probe_every: int = 8192) -> None:
+    def __init__(
+        self, probe_every: int = 128, max_probe_every: int = 8192, probe_calls: int = 16, margin: float = 0.8
+    ) -> None:
         self.probe_every = probe_every
         self.min_probe_every = probe_every
         self.max_probe_every = max_probe_every
+        self.probe_calls = probe_calls
+        self.margin = margin
         self.cost: list[float | None] = [None, None]
-        self.calls = 0
+        """Mean seconds per call: the kernel in use a moving mean, the other its last probe."""
+        self.use = 0
         self.since_probe = 0
-        self.use = 1
         self.serial_calls = 0
         self.parallel_calls = 0
+        self.switches = 0
+        self._probe: list[float] | None = None  # seconds of the probe's calls so far
+        self._measured = [0, 0]  # calls measured per kernel (its first call is not)
 
     def pick(self) -> int:
         """1 for the parallel kernel, 0 for the serial one."""
-        self.calls += 1
-        if self.cost[1] is None:
-            return 1
-        if self.cost[0] is None:
-            return 0
-        self.since_probe += 1
-        if self.since_probe >= self.probe_every:
-            self.since_probe = 0
+        if self._probe is not None:
             return 1 - self.use
+        first = self.cost[1 - self.use] is None and self._measured[self.use] >= self.probe_calls
+        if first or (self.cost[1 - self.use] is not None and self.since_probe >= self.probe_every):
+            self.since_probe = 0
+            self._probe = []
+            return 1 - self.use
+        self.since_probe += 1
         return self.use
 
     def record(self, path: int, seconds: float) -> None:
-        """The seconds one call of ``path`` took."""
+        """The seconds one call of ``path`` took (``path`` as :meth:`pick` returned it)."""
         if path:
             self.parallel_calls += 1
-            first = self.parallel_calls == 1
         else:
             self.serial_calls += 1
-            first = self.serial_calls == 1
-        if first:  # a path's first call may compile or warm caches: not a measure
+        if (self.serial_calls if path == 0 else self.parallel_calls) == 1:
+            return  # a kernel's first call may compile or fill caches: not a measure
+        self._measured[path] += 1
+        if path == self.use and self._probe is None:
+            c = self.cost[path]
+            w = max(1.0 / self.probe_calls, 1.0 / self._measured[path])  # a plain mean at first
+            self.cost[path] = seconds if c is None else (1 - w) * c + w * seconds
             return
-        c = self.cost[path]
-        if c is None or path == self.use:
-            self.cost[path] = seconds if c is None else 0.75 * c + 0.25 * seconds
-        else:  # a probe of the other path: its fresh cost
-            self.cost[path] = seconds
-            better = self.cost[path] < self.cost[self.use]
-            # a probe that confirms the choice waits twice as long for the next (a slow path
-            # probed rarely costs little); a probe that wins switches and probes soon again
-            self.probe_every = self.min_probe_every if better else min(2 * self.probe_every, self.max_probe_every)
-        if self.cost[0] is not None and self.cost[1] is not None:
-            self.use = 1 if self.cost[1] < self.cost[0] else 0
+        if self._probe is None:  # a call of the other kernel outside a probe: not expected
+            return
+        self._probe.append(seconds)
+        spent, done = sum(self._probe), len(self._probe)
+        ref = self.cost[self.use]
+        assert ref is not None
+        margin = self.margin if path else 1.0  # back to the serial kernel at equal cost
+        lost = spent > self.probe_calls * ref / margin
+        if not lost and done < self.probe_calls:
+            return
+        self.cost[path] = spent / done
+        self._probe = None
+        if not lost and self.cost[path] < margin * ref:
+            self.use, self.probe_every = path, self.min_probe_every
+            self.switches += 1
+        else:
+            self.probe_every = min(2 * self.probe_every, self.max_probe_every)
 
 
 class VectorSpades:
@@ -760,15 +781,17 @@ class VectorSpades:
         self.illegal_mode, self.illegal_reward = illegal, knobs.illegal_reward
         self.parallel = bool(parallel)
         """Loops over games with numba ``prange`` (threads: ``numba.set_num_threads``)."""
-        (self._k_reset, self._k_step, self._k_play, self._k_observe_all, self._k_state) = _KERNELS[
-            self.parallel
-        ]
+        (self._k_reset, _, _, _, self._k_state) = _KERNELS[self.parallel]
         self._steps = (_KERNELS[False][1], _KERNELS[True][1])
         self._plays = (_KERNELS[False][2], _KERNELS[True][2])
         self.step_paths = PathChooser() if self.parallel and auto_threads else None
         """``parallel=True`` with ``auto_threads``: the chooser of ``step``'s kernel (serial or
         parallel, whichever is faster now; see :class:`PathChooser`)."""
-        self.play_paths = PathChooser(probe_every=8, max_probe_every=1024) if self.parallel and auto_threads else None
+        self.play_paths = (
+            PathChooser(probe_every=16, max_probe_every=1024, probe_calls=4)
+            if self.parallel and auto_threads
+            else None
+        )
         """... and of ``play_random``'s."""
         self.observations = bool(observations)
         """Whether ``step`` writes observations (masks and seats are always written)."""
@@ -930,27 +953,21 @@ class VectorSpades:
             bad = _first_illegal(self._mask, acts, act_mask, use_active)
             if bad >= 0:
                 self._raise_illegal(bad, int(acts[bad]))
-        chooser = self.step_paths
-        if chooser is None:
-            kernel, path = self._k_step, -1
-        else:
-            path = chooser.pick()
-            kernel = self._steps[path]
-            t0 = time.perf_counter()
-        kernel(
-            self.states,
-            self.game_params,
-            self._family,
-            self.rules_index,
-            acts,
-            act_mask,
-            use_active,
-            (self._episode, self._reward, self.reward_scale, self.illegal_reward),
-            self._out,
-            self._write_obs,
+        self._run_path(
+            self.step_paths,
+            lambda path: self._steps[path](
+                self.states,
+                self.game_params,
+                self._family,
+                self.rules_index,
+                acts,
+                act_mask,
+                use_active,
+                (self._episode, self._reward, self.reward_scale, self.illegal_reward),
+                self._out,
+                self._write_obs,
+            ),
         )
-        if chooser is not None:
-            chooser.record(path, time.perf_counter() - t0)
         return self._result()
 
     def play_random(self, decisions_per_game: int) -> int:
@@ -959,40 +976,52 @@ class VectorSpades:
         ``decisions_per_game`` is an integer of at least 0 (``InputError`` otherwise)."""
         n = check_count(decisions_per_game, "decisions_per_game", lo=0)
         before = int(self.episodes_done.sum())
-        chooser = self.play_paths
-        if chooser is None:
-            kernel, path = self._k_play, -1
-        else:
-            path = chooser.pick()
-            kernel = self._plays[path]
-            t0 = time.perf_counter()
-        kernel(
-            self.states,
-            self.game_params,
-            self._family,
-            self.rules_index,
-            self.play_rng,
-            n,
-            (self._episode, self._reward, self.reward_scale),
-            self.game_seeds,
-            self.episodes_done,
-        )
-        if chooser is not None:
-            chooser.record(path, (time.perf_counter() - t0) / max(n, 1))
-        self.refresh(self.observations)
+
+        def play(path: int) -> None:  # the play kernel and the observations it leaves, one path
+            self._plays[path](
+                self.states,
+                self.game_params,
+                self._family,
+                self.rules_index,
+                self.play_rng,
+                n,
+                (self._episode, self._reward, self.reward_scale),
+                self.game_seeds,
+                self.episodes_done,
+            )
+            self._observe(path, self.observations)
+
+        self._run_path(self.play_paths, play, per=max(n, 1))
         return int(self.episodes_done.sum()) - before
 
     def refresh(self, observations: bool = True) -> VectorStep:
         """Rewrite every game's seat, mask and (``observations``) observation from ``states``
         (after the states were set from outside, e.g. restored from a training checkpoint)."""
-        self._k_observe(self.states, self.game_params, self._obs, self._mask, self._seat, observations)
+        self._observe(int(self.parallel), observations)
         return self._result()
 
-    def _k_observe(self, states, params, obs, masks, seats, write_obs) -> None:
-        """The observe kernel with the signature it had before the compact observations
-        (``write_obs`` a bool; the compact scalars and dtype come from the engine)."""
-        self._k_observe_all(
-            states, params, obs, self._scalars, masks, seats, self._obs_kind if write_obs else 0
+    def _run_path(self, chooser: PathChooser | None, run: Callable[[int], None], per: int = 1) -> None:
+        """Run an operation by the engine's own kernel, or by the kernel ``chooser`` picks,
+        timed for it (seconds per ``per`` units of work)."""
+        if chooser is None:
+            run(int(self.parallel))
+            return
+        path = chooser.pick()
+        t0 = time.perf_counter()
+        run(path)
+        chooser.record(path, (time.perf_counter() - t0) / per)
+
+    def _observe(self, path: int, observations: bool) -> None:
+        """Rewrite seats, masks and (``observations``) observations by the serial (0) or
+        parallel (1) observe kernel."""
+        _KERNELS[bool(path)][3](
+            self.states,
+            self.game_params,
+            self._obs,
+            self._scalars,
+            self._mask,
+            self._seat,
+            self._obs_kind if observations else 0,
         )
 
     def state_vectors(self, out: np.ndarray | None = None) -> np.ndarray:

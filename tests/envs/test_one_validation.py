@@ -233,22 +233,43 @@ def test_illegal_action_ids_still_follow_the_illegal_setting():
     assert term and info["illegal_action"] and r == -1.0
 
 
+def _drive(c, cost, calls):
+    runs = []
+    for i in range(calls):
+        path = c.pick()
+        runs.append(path)
+        c.record(path, cost(path, i))
+    return runs
+
+
 def test_path_chooser_runs_the_cheaper_kernel_and_probes_rarely():
     from spades_env.envs.vector import PathChooser
 
-    c = PathChooser(probe_every=4, max_probe_every=64)
-    cost = {0: 1.0, 1: 10.0}  # the parallel kernel is ten times slower (busy cores)
-    runs = []
-    for _ in range(2000):
-        path = c.pick()
-        runs.append(path)
-        c.record(path, cost[path])
-    assert c.use == 0 and runs[-500:].count(1) <= 500 // 64 + 1  # probes back off
-    cost = {0: 1.0, 1: 0.3}  # the load goes away: the parallel kernel wins again
-    for _ in range(200):
-        path = c.pick()
-        c.record(path, cost[path])
+    c = PathChooser(probe_every=4, max_probe_every=64, probe_calls=4)
+    runs = _drive(c, lambda p, i: 10.0 if p else 1.0, 2000)  # parallel ten times slower (busy cores)
+    assert runs[:5] == [0] * 5  # the serial kernel first
+    assert c.use == 0 and runs[-500:].count(1) <= 500 // 64 + 1  # probes back off...
+    assert runs.count(1) <= 2 * (1 + 2000 // 64 + 8)  # ...and a losing probe stops after one or two calls
+    _drive(c, lambda p, i: 0.3 if p else 1.0, 200)  # the load goes away: the parallel kernel wins again
     assert c.use == 1
+    _drive(c, lambda p, i: 0.95 if p else 1.0, 300)  # parallel a little faster: kept
+    assert c.use == 1
+    _drive(c, lambda p, i: 1.0 if p else 0.9, 300)  # serial a little faster: back to it, no margin
+    assert c.use == 0
+
+
+def test_path_chooser_judges_a_heavy_tailed_kernel_by_its_mean():
+    """A threaded call that waits for a core is slow now and then: most calls as fast as the
+    serial kernel, one in four ten times slower. One lucky call must not switch."""
+    from spades_env.envs.vector import PathChooser
+
+    c = PathChooser(probe_every=8, max_probe_every=256, probe_calls=8)
+    runs = _drive(c, lambda p, i: (10.0 if i % 4 == 0 else 0.7) if p else 1.0, 3000)
+    assert c.use == 0 and c.switches == 0
+    assert runs.count(1) < 0.05 * len(runs)
+    c2 = PathChooser(probe_every=8, max_probe_every=256, probe_calls=8)
+    _drive(c2, lambda p, i: 0.5 if p else 1.0, 300)  # clearly faster: taken
+    assert c2.use == 1
 
 
 def test_auto_threads_plays_the_same_games_as_the_serial_engine():
