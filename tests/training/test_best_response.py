@@ -70,6 +70,7 @@ def test_the_best_response_finds_the_hole_the_reference_network_leaves(tmp_path)
     start, br = r["start"]["margin_per_hand"], r["margin_per_hand"]
     assert r["agent"] == "no_nil_defence" and r["init"] == "spades4_net_v1"
     assert r["decisions"] == 61_440 and r["updates"] == 30 and not r["interrupted"]
+    assert r["play"] in ("argmax", "sample") and set(r["by_play"]) == {"argmax", "sample", "start"}
     assert br["ci95"][0] > 0  # clearly positive
     assert br["ci95"][0] > start["mean"]  # and clearly above the reference network's margin
     # where the points come from: the best response bids Nil more often than it started (held
