@@ -458,7 +458,8 @@ class _Interrupts:
         import signal
         import threading
 
-        if threading.current_thread() is threading.main_thread():
+        # not in a thread, and not where SIGINT is ignored (nohup, a background job of a script)
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             self.prev = signal.signal(signal.SIGINT, self._handle)
         return self
 

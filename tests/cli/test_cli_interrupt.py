@@ -13,15 +13,8 @@ import time
 
 import pytest
 
+from helpers.signals import as_in_a_terminal
 from spades_env.io.records import replay_record
-
-
-def _as_in_a_terminal() -> None:
-    """Ctrl-C at its default in the command, as in a terminal. A suite started as a background
-    job of a non-interactive shell (``.ci/run ... &``) has SIGINT ignored, every child inherits
-    that, and a Python started with SIGINT ignored installs no KeyboardInterrupt handler: the
-    command would (rightly) ignore the Ctrl-C, as under ``nohup``."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _interrupt(args, cwd):
@@ -34,7 +27,7 @@ def _interrupt(args, cwd):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group: Ctrl-C reaches the workers too
-        preexec_fn=_as_in_a_terminal,
+        preexec_fn=as_in_a_terminal,
     )
     seen: list[str] = []
     started = threading.Event()

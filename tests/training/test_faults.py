@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.signals import as_in_a_terminal
 from helpers.training import ROOT, SMOKE, one_thread  # noqa: F401
 
 torch = pytest.importorskip("torch")
@@ -236,7 +237,13 @@ def test_the_command_survives_sigkill_and_ctrl_c(reference, tmp_path):
     check_folder_rows = runs.read_history(run / "history.jsonl")[0]
 
     proc = subprocess.Popen(
-        _command(run, "--resume"), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        _command(run, "--resume"),
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=as_in_a_terminal,
     )
     _wait_rows(run, len(check_folder_rows) + 1, proc)
     proc.send_signal(signal.SIGINT)
@@ -259,3 +266,20 @@ def test_the_command_survives_sigkill_and_ctrl_c(reference, tmp_path):
     rows, bad = runs.read_history(run / "history.jsonl")
     assert bad == 0 and len(rows) == N
     assert all(same_rows(a, b) for a, b in zip(rows, ref_rows, strict=True))
+
+
+def test_a_run_where_ctrl_c_is_ignored_keeps_ignoring_it():
+    """Under ``nohup`` or as a background job of a script SIGINT is ignored: the trainer does
+    not take it back (in a terminal it catches it, the test above)."""
+    from training.ppo import _Interrupts
+
+    prev = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with _Interrupts():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        with _Interrupts() as hits:
+            assert signal.getsignal(signal.SIGINT) == hits._handle
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, prev)

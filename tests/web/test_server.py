@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.signals import as_in_a_terminal
+
 pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 
@@ -467,6 +469,7 @@ def test_spades_serve_prints_its_url_and_stops_on_ctrl_c(tmp_path: Path) -> None
         text=True,
         env=env,
         cwd=tmp_path,
+        preexec_fn=as_in_a_terminal,
     )
     try:
         line = proc.stdout.readline()
