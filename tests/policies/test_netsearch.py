@@ -242,3 +242,45 @@ def test_small_duplicate_against_l2_reports_numbers(capsys):
     with capsys.disabled():
         for name, m in rows.items():
             print(f"\n{name} vs heuristic, 2 duplicate boards of one hand: {m['mean']:+.1f} a hand, CI {m['ci95']}")
+
+
+def test_resampled_deals_follow_the_others_bids():
+    """After an opponent bids 7, the deals the search plays out give that opponent a strong
+    hand (the network bids 7 with one), unlike deals drawn without inference; the effective
+    number of deals among the draws is reported."""
+    from spades_env.core.actions import bid_action
+
+    g = SpadesGame(rules=load_rules("house"), seed=3)
+    first = g.current_player
+    for b in (7, 2, 3):  # the first bidder 7, then its left-hand opponent 2, its partner 3
+        g.apply(bid_action(b))
+    me = g.current_player  # the fourth bidder: the first bidder is an opponent
+    rel = (first - me) % 4
+    assert rel % 2 == 1
+    obs, mask = _obs(g, me)
+
+    def strength(policy: NetSearchPolicy) -> float:
+        policy.act(obs, mask)
+        hands = policy.last_deals[:, L.HANDS + rel]
+        aces_kings_spades = [c for c in range(52) if c >= 39 or c % 13 >= 11]
+        picks = mask_from_cards(aces_kings_spades)
+        return float(np.mean([bin(int(h) & picks).count("1") for h in hands]))
+
+    informed = NetSearchPolicy(samples=32, draws=8, bids=2, seed=1)
+    blind = NetSearchPolicy(samples=32, infer=0.0, bids=2, seed=1)
+    assert strength(informed) > strength(blind) + 1.0
+    assert 1.0 <= informed.last_ess <= 32 * 8 and blind.last_ess == 32
+
+
+def test_tempered_exponent_keeps_the_effective_draws_asked():
+    from spades_env.policies.bots.netsearch import effective_count, tempered_exponent
+
+    rng = np.random.default_rng(0)
+    flat = rng.normal(0, 0.01, 256)  # nearly equal weights: the full exponent
+    assert tempered_exponent(flat, 1.0, 16) == 1.0
+    sharp = rng.normal(0, 100.0, 256)  # log-weights as a confident network gives them
+    assert effective_count(sharp, 1.0) < 2
+    beta = tempered_exponent(sharp, 1.0, 16)
+    assert 0 < beta < 1
+    assert effective_count(sharp, beta) >= 16 > effective_count(sharp, beta * 1.05)
+    assert tempered_exponent(sharp, 0.0, 16) == 0.0  # no inference asked: none

@@ -10,9 +10,13 @@ For a bid or a card to play, :class:`NetSearchPolicy`
 2. **weights each deal** by how likely the network's own bidding and play make what the other
    seats did (policy-based inference): the product, over the other seats' bids and the cards
    they played to the current trick, of the network's probability of that action given the
-   sampled hand (one batched forward pass over all deals; each factor floored at ``floor``,
-   the log-weight scaled by ``infer``). The order of earlier tricks is not in the observation,
-   so only the current trick's cards are read this way;
+   sampled hand (one batched forward pass over all deals; each factor floored at ``floor``
+   if one is set; the log-weight scaled by ``infer``, or by less where the draws would otherwise leave fewer
+   than ``samples`` effective deals: adaptive tempering, :func:`tempered_exponent`). The order of earlier tricks is not in the observation,
+   so only the current trick's cards are read this way. The weights are sharp, so ``draws``
+   times as many deals are drawn as are searched, and ``samples`` of them picked in
+   proportion to their weights (sampling importance resampling): the playouts go to deals the
+   inference believes, not to a few heavy ones among mostly unlikely ones;
 3. **plays each candidate out** on every deal with the network at every seat, each seat acting
    on its own observation of the sampled deal (one batched forward pass per ply over all
    deals and candidates; forced moves without one);
@@ -80,6 +84,7 @@ OPTIONS: dict[str, tuple[type, float, float]] = {
     "bag_cost": (float, 0.0, 2.0),
     "endgame": (int, 0, 100_000),
     "margin": (float, 0.0, 1000.0),
+    "draws": (int, 1, 64),
 }
 """``netsearch`` options: (type, low, high); a float's low bound is excluded for ``budget``
 only. ``net`` is a shipped agent id or a checkpoint folder (its network plays and infers)."""
@@ -298,6 +303,30 @@ def forward(actor: NumpyActor, obs: np.ndarray) -> np.ndarray:
     return x
 
 
+def effective_count(logw: np.ndarray, beta: float) -> float:
+    """The effective number of draws of the weights ``exp(beta * logw)`` (Kish)."""
+    w = np.exp(beta * (logw - logw.max()))
+    return float(w.sum() ** 2 / (w * w).sum())
+
+
+def tempered_exponent(logw: np.ndarray, most: float, ess: float) -> float:
+    """The largest exponent ``beta`` in ``[0, most]`` whose weights ``exp(beta * logw)`` keep at
+    least ``ess`` effective draws (adaptive tempering, as in sequential Monte Carlo): the
+    inference sharpens the deals as far as the draws allow, and no further. The network is a
+    confident model of the others (the log-probability of a bid it would not make is -50 to
+    -200), so full weights leave one or two draws carrying a search."""
+    if most <= 0 or effective_count(logw, most) >= ess:
+        return max(most, 0.0)
+    lo, hi = 0.0, most
+    for _ in range(30):  # bisection: the count falls as beta grows
+        mid = 0.5 * (lo + hi)
+        if effective_count(logw, mid) >= ess:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 # ---- the policy ------------------------------------------------------------------------------
 def _log_softmax_at(logits: np.ndarray, masks: np.ndarray, acts: np.ndarray) -> np.ndarray:
     z = np.where(masks != 0, logits.astype(np.float64), MASKED_LOGIT)
@@ -323,11 +352,12 @@ class NetSearchPolicy(ScriptedBot):
         bids: int = 4,
         cards: int = 0,
         infer: float = 1.0,
-        floor: float = 0.02,
+        floor: float = 0.0,
         value: int = VALUE_SCORE,
         bag_cost: float = 0.5,
         endgame: int = 100,
         margin: float = 0.0,
+        draws: int = 8,
         actor: NumpyActor | None = None,
     ) -> None:
         super().__init__(rules, seed=seed)
@@ -343,6 +373,7 @@ class NetSearchPolicy(ScriptedBot):
             ("bag_cost", bag_cost),
             ("endgame", endgame),
             ("margin", margin),
+            ("draws", draws),
         ):
             if v is None:
                 continue
@@ -357,6 +388,7 @@ class NetSearchPolicy(ScriptedBot):
         self.n_bids, self.n_cards = int(bids), int(cards)
         self.infer, self.floor = float(infer), float(floor)
         self.value, self.bag_cost, self.endgame, self.margin = int(value), float(bag_cost), int(endgame), float(margin)
+        self.draws = int(draws)
         self.net = net
         if actor is None:
             actor = load_actor_of(net, rules)
@@ -365,8 +397,13 @@ class NetSearchPolicy(ScriptedBot):
         self.last_values = np.full(NUM_ACTIONS, np.nan, dtype=np.float32)
         """The last decision's searched actions' values (points; NaN where not searched)."""
         self.last_samples = 0
+        self.last_deals = np.empty((0, L.STATE_SIZE), dtype=np.int64)
+        """The deals the last search batch played out (states; seat 0 the searching seat)."""
+        self.last_beta = 1.0
+        """The inference's exponent in the last search (``infer``, or less: :func:`tempered_exponent`)."""
         self.last_ess = 0.0
-        """Effective number of deals of the last search (the inference's weights)."""
+        """Effective number of deals the last search drew before resampling (the inference's
+        weights over its ``samples x draws`` draws; the playouts then use ``samples`` deals)."""
 
     # ---- Policy --------------------------------------------------------------------------
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
@@ -435,23 +472,21 @@ class NetSearchPolicy(ScriptedBot):
         self._rng[0] = int(self.rng.integers(1, 2**47))
         cands = np.asarray(cands, dtype=np.int64)
         sums = np.zeros(len(cands))
-        wsum = 0.0
-        w2sum = 0.0
+        ess = 0.0
         done = 0
         start = time.perf_counter()
         batch = self.samples if self.budget is None else 8
         while done < self.max_samples:
             k = min(batch, self.max_samples - done)
-            w, vals = self._batch(base, params, pool, counts, fixed, voids, cands, k)
-            sums += w @ vals
-            wsum += float(w.sum())
-            w2sum += float((w * w).sum())
+            vals, batch_ess = self._batch(base, params, pool, counts, fixed, voids, cands, k)
+            sums += vals.sum(axis=0)
+            ess += batch_ess
             done += k
             if self.budget is None or time.perf_counter() - start >= self.budget:
                 break
         self.last_samples = done
-        self.last_ess = wsum * wsum / max(w2sum, 1e-300)
-        means = sums / max(wsum, 1e-300)
+        self.last_ess = ess
+        means = sums / max(done, 1)
         self.last_values[cands] = means
         net = self._net_choice()
         best = int(np.argmax(means))
@@ -460,12 +495,19 @@ class NetSearchPolicy(ScriptedBot):
         return int(cands[best])
 
     def _batch(self, base, params, pool, counts, fixed, voids, cands, k):
-        """``k`` deals: their weights ``[k]`` and the candidates' values ``[k, A]``."""
-        rows = np.empty((k, L.STATE_SIZE), dtype=np.int64)
+        """``k`` deals and the candidates' values on each ``[k, A]``, with the effective number
+        of deals among the draws. Sampling importance resampling: ``k x draws`` deals are drawn
+        consistent with the seat's knowledge, weighted by the inference, and ``k`` of them
+        picked in proportion to their weights (systematic resampling) to be played out. The
+        weights are sharp (a network's bids are nearly certain given a hand), so without the
+        extra draws a few deals carry every search (effective 1 to 7 of 16 in a trial)."""
+        draws = k * self.draws if self.infer > 0 and pool != 0 else k
+        rows = np.empty((draws, L.STATE_SIZE), dtype=np.int64)
         sample_rows(base, pool, counts, fixed, voids, self._rng, np.zeros(5, dtype=np.int64), rows)
-        logw = np.zeros(k)
-        if self.infer > 0 and pool != 0:
-            cap = k * 7
+        ess = float(draws)
+        if draws > k:
+            logw = np.zeros(draws)
+            cap = draws * 7
             obs = np.empty((cap, OBS_SIZE), dtype=np.float32)
             masks = np.empty((cap, NUM_ACTIONS), dtype=np.int8)
             acts = np.empty(cap, dtype=np.int64)
@@ -473,9 +515,18 @@ class NetSearchPolicy(ScriptedBot):
             m = inference_inputs(rows, params, obs, masks, acts, owner)
             if m > 0:
                 lp = _log_softmax_at(forward(self.actor, obs[:m]), masks[:m], acts[:m])
-                np.add.at(logw, owner[:m], np.maximum(lp, math.log(max(self.floor, 1e-12))))
-        logw *= self.infer
-        w = np.exp(logw - logw.max())
+                if self.floor > 0:  # a floor on each factor (by default none: tempering instead)
+                    lp = np.maximum(lp, math.log(self.floor))
+                np.add.at(logw, owner[:m], lp)
+            beta = tempered_exponent(logw, self.infer, k)
+            w = np.exp(beta * (logw - logw.max()))
+            ess = float(w.sum() ** 2 / (w * w).sum())
+            self.last_beta = beta
+            # systematic resampling: k evenly spaced points on the weights' cumulative sum
+            u = (self.rng.random() + np.arange(k)) / k
+            pick = np.searchsorted(np.cumsum(w) / w.sum(), u, side="right").clip(0, draws - 1)
+            rows = rows[pick]
+        self.last_deals = rows.copy()
         a = len(cands)
         play = np.repeat(rows, a, axis=0)
         for j in range(k * a):
@@ -483,7 +534,7 @@ class NetSearchPolicy(ScriptedBot):
                 raise RuntimeError(f"netsearch: candidate {cands[j % a]} is illegal in the searched state")
         self._playout(play, params)
         vals = row_values(play, base, params, self.value, self.bag_cost, self.endgame)
-        return w, vals.reshape(k, a)
+        return vals.reshape(k, a), ess
 
     def _playout(self, rows: np.ndarray, params: np.ndarray) -> None:
         """Play every row to the end of its hand with the network at every seat (argmax)."""
@@ -547,4 +598,4 @@ def parse_options(name: str, opts: str) -> dict[str, Any]:
     return out
 
 
-__all__ = ["OPTIONS", "NetSearchPolicy", "load_actor_of", "parse_options"]
+__all__ = ["OPTIONS", "NetSearchPolicy", "effective_count", "load_actor_of", "parse_options", "tempered_exponent"]
