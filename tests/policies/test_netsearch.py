@@ -284,3 +284,14 @@ def test_tempered_exponent_keeps_the_effective_draws_asked():
     assert 0 < beta < 1
     assert effective_count(sharp, beta) >= 16 > effective_count(sharp, beta * 1.05)
     assert tempered_exponent(sharp, 0.0, 16) == 0.0  # no inference asked: none
+
+
+def test_the_search_overrides_the_network_only_when_sure():
+    p = NetSearchPolicy(samples=2, bids=2, seed=1, confidence=2.0)
+    noisy = np.array([40.0, -30.0, 25.0, -15.0, 10.0, 0.0, 5.0, 5.0])  # mean +5, SE about 7.6
+    steady = np.array([6.0, 4.0, 5.0, 5.0, 6.0, 4.0, 5.0, 5.0])  # mean +5, SE about 0.27
+    assert not p._better(noisy) and p._better(steady)
+    p.margin = 6.0
+    assert not p._better(steady)  # and by more than margin points
+    loose = NetSearchPolicy(samples=2, bids=2, seed=1)  # confidence 0: any gain above margin
+    assert loose._better(noisy) and not loose._better(-steady)

@@ -30,8 +30,10 @@ For a bid or a card to play, :class:`NetSearchPolicy`
    tricks (a comparison only).
 
 The candidates: every legal card (or the network's ``cards`` most likely ones), and the
-network's ``bids`` most likely bids. Ties, and values within ``margin`` points of the best,
-go to the network's own choice. The Blind Nil choice, the exchange and the two-player draw are
+network's ``bids`` most likely bids. The best-valued candidate replaces the network's own
+choice only when its gain over it, on the same deals, is more than ``margin`` points and
+more than ``confidence`` standard errors of that paired gain; otherwise (ties included) the
+network's choice stands. The Blind Nil choice, the exchange and the two-player draw are
 the network's. The search reads only the seat's observation (decoded with the core's decoder);
 given ``samples`` it is a function of the observation and the seed.
 
@@ -85,6 +87,7 @@ OPTIONS: dict[str, tuple[type, float, float]] = {
     "endgame": (int, 0, 100_000),
     "margin": (float, 0.0, 1000.0),
     "draws": (int, 1, 64),
+    "confidence": (float, 0.0, 10.0),
 }
 """``netsearch`` options: (type, low, high); a float's low bound is excluded for ``budget``
 only. ``net`` is a shipped agent id or a checkpoint folder (its network plays and infers)."""
@@ -358,6 +361,7 @@ class NetSearchPolicy(ScriptedBot):
         endgame: int = 100,
         margin: float = 0.0,
         draws: int = 8,
+        confidence: float = 0.0,
         actor: NumpyActor | None = None,
     ) -> None:
         super().__init__(rules, seed=seed)
@@ -374,6 +378,7 @@ class NetSearchPolicy(ScriptedBot):
             ("endgame", endgame),
             ("margin", margin),
             ("draws", draws),
+            ("confidence", confidence),
         ):
             if v is None:
                 continue
@@ -388,7 +393,7 @@ class NetSearchPolicy(ScriptedBot):
         self.n_bids, self.n_cards = int(bids), int(cards)
         self.infer, self.floor = float(infer), float(floor)
         self.value, self.bag_cost, self.endgame, self.margin = int(value), float(bag_cost), int(endgame), float(margin)
-        self.draws = int(draws)
+        self.draws, self.confidence = int(draws), float(confidence)
         self.net = net
         if actor is None:
             actor = load_actor_of(net, rules)
@@ -471,7 +476,7 @@ class NetSearchPolicy(ScriptedBot):
         pool, counts, fixed, voids = self._constraints(v)
         self._rng[0] = int(self.rng.integers(1, 2**47))
         cands = np.asarray(cands, dtype=np.int64)
-        sums = np.zeros(len(cands))
+        parts: list[np.ndarray] = []
         ess = 0.0
         done = 0
         start = time.perf_counter()
@@ -479,20 +484,33 @@ class NetSearchPolicy(ScriptedBot):
         while done < self.max_samples:
             k = min(batch, self.max_samples - done)
             vals, batch_ess = self._batch(base, params, pool, counts, fixed, voids, cands, k)
-            sums += vals.sum(axis=0)
+            parts.append(vals)
             ess += batch_ess
             done += k
             if self.budget is None or time.perf_counter() - start >= self.budget:
                 break
         self.last_samples = done
         self.last_ess = ess
-        means = sums / max(done, 1)
+        vals = np.concatenate(parts)
+        means = vals.mean(axis=0)
         self.last_values[cands] = means
         net = self._net_choice()
         best = int(np.argmax(means))
-        if net in cands and means[int(np.flatnonzero(cands == net)[0])] >= means[best] - self.margin:
-            return net
-        return int(cands[best])
+        if net not in cands:
+            return int(cands[best])
+        j = int(np.flatnonzero(cands == net)[0])
+        return int(cands[best]) if self._better(vals[:, best] - vals[:, j]) else net
+
+    def _better(self, gain: np.ndarray) -> bool:
+        """Whether the searched action beats the network's: its mean gain over the deals
+        (the same deals for both: a paired comparison) exceeds ``margin`` points and
+        ``confidence`` standard errors. Every search's maximum over noisy values leans high,
+        and a network that is right more often than a few playouts can tell is best left alone
+        unless the search is sure."""
+        n = len(gain)
+        mean = float(gain.mean())
+        se = float(gain.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
+        return mean > self.margin and mean > self.confidence * se
 
     def _batch(self, base, params, pool, counts, fixed, voids, cands, k):
         """``k`` deals and the candidates' values on each ``[k, A]``, with the effective number
