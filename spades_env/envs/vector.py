@@ -4,9 +4,11 @@
 steps them all with one compiled loop (numba; ``parallel=True`` spreads the games over numba's
 threads, set with ``numba.set_num_threads``). With ``parallel=True`` the engine chooses its
 threading call by call (``auto_threads=True``, the default): it measures the serial and the
-parallel kernel and runs the faster one, re-measuring the other every few dozen calls
+parallel kernel and runs the faster one (the parallel one only when clearly faster),
+re-measuring the other now and then, less often while the choice holds
 (:class:`PathChooser`), so that when other processes share the cores (a learner, a browser)
-the parallel path is never slower than the serial one; ``auto_threads=False`` always runs the
+the parallel path costs about what the serial one does (0.98-1.01 of it beside a busy
+process, ``benchmarks/engine_under_load.py``); ``auto_threads=False`` always runs the
 parallel kernel. Both kernels give identical games. Every rule
 comes from :mod:`spades_env.core.engine`, the episode and reward knobs from :func:`spades_env.core.episode.settle` and the observation from
 :func:`spades_env.core.observation.encode_observation`, so a game of the batch is exactly a game of
