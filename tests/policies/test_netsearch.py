@@ -293,5 +293,5 @@ def test_the_search_overrides_the_network_only_when_sure():
     assert not p._better(noisy) and p._better(steady)
     p.margin = 6.0
     assert not p._better(steady)  # and by more than margin points
-    loose = NetSearchPolicy(samples=2, bids=2, seed=1)  # confidence 0: any gain above margin
+    loose = NetSearchPolicy(samples=2, bids=2, seed=1, confidence=0.0)  # any gain above margin
     assert loose._better(noisy) and not loose._better(-steady)

@@ -361,7 +361,7 @@ class NetSearchPolicy(ScriptedBot):
         endgame: int = 100,
         margin: float = 0.0,
         draws: int = 8,
-        confidence: float = 0.0,
+        confidence: float = 2.0,
         actor: NumpyActor | None = None,
     ) -> None:
         super().__init__(rules, seed=seed)
