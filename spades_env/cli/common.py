@@ -10,10 +10,11 @@ import argparse
 import re
 from pathlib import Path
 
-from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.core.rules import RulesConfig
 from spades_env.core.validate import check_count, check_int
 from spades_env.eval.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER
 from spades_env.eval.match import FORMATS, parse_team
+from spades_env.eval.matrix import matrix_rules
 from spades_env.io.paths import check_output_dir
 from spades_env.policies.registry import check_policy_name
 
@@ -98,7 +99,10 @@ def add_arena_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--out", type=Path, default=None, help="folder for the JSON report and PNG plot")
     p.add_argument(
-        "--rules", default="tournament", help="rules preset name or YAML file (default tournament)"
+        "--rules",
+        default="tournament",
+        help="a rules preset, a YAML file, a variant (no_blind) or a JSON object on the tournament rules, "
+        "as spades matrix takes them (default tournament)",
     )
     p.add_argument("--max-hands", type=int, default=None, help="override the rules' hand cap per game")
     p.add_argument("--target", type=int, default=None, help="override the rules' target score")
@@ -116,8 +120,9 @@ def add_one_at_a_time(p: argparse.ArgumentParser, default_note: str) -> None:
 
 
 def rules_of(args: argparse.Namespace) -> RulesConfig:
-    """``--rules`` with ``--max-hands`` and ``--target`` applied."""
-    rules = load_rules(args.rules)
+    """``--rules`` (read as ``spades matrix`` reads one item) with ``--max-hands`` and
+    ``--target`` applied."""
+    rules = matrix_rules(args.rules)[1]
     if args.max_hands is not None:
         rules = rules.replace(max_hands=args.max_hands)
     if args.target is not None:

@@ -265,3 +265,16 @@ def test_replay_viewer_in_the_two_player_game(tmp_path, monkeypatch, capsys) -> 
         assert rc == 0 and seen == [seat], spelling
     rc, seen, out, err = _replay_viewer(monkeypatch, capsys, path, "--viewer", "S")
     assert rc == 2 and out == "" and "--viewer 'S' is not a seat of the 2-player game: give P0, P1" in err
+
+
+def test_eval_reads_rules_as_every_arena_command_does(tmp_path, capsys) -> None:
+    """--rules takes a preset, a variant (no_blind) or a JSON object in eval as in matrix and
+    exploit; the report holds the rules played."""
+    for spec, key, value in (("no_blind", "blind_nil", False), ('{"bag_limit": 7}', "bag_limit", 7)):
+        out = tmp_path / key
+        args = ["eval", "random", "random", "--games", "2", "--format", "hand", "--rules", spec]
+        assert main([*args, "--no-progress", "--out", str(out)]) == 0
+        report = json.loads(next(out.glob("*.json")).read_text())
+        assert report["rules"][key] == value
+    assert main(["eval", "random", "random", "--rules", "no_such_rules"]) == 2
+    assert "unknown rules preset 'no_such_rules'" in capsys.readouterr().err
