@@ -18,9 +18,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from spades_env.core.rules import RULE_VARIANTS, rules_item
 from spades_env.core.validate import InputError, check_count, check_int
 from spades_env.eval.breakdown import GROUPINGS, breakdown, breakdown_table, play_breakdown
-from spades_env.eval.matrix import VARIANTS, matrix_rules
 from spades_env.policies.registry import check_policy_name
 
 DEFAULT_OPPONENTS = ("heuristic",)
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     workers = check_count(args.workers, "--workers")
     if not args.opponents:
         raise InputError("--opponents: name at least one opponent")
-    rules = [matrix_rules(r) for r in args.rules]  # every item checked before any play
+    rules = [rules_item(r) for r in args.rules]  # every item checked before any play
     for spec in (args.agent, *args.opponents):
         check_policy_name(spec)
     boards = max(1, -(-args.games // 2))
@@ -74,7 +74,7 @@ def register(sub: Any) -> None:
         "--rules",
         nargs="+",
         default=list(DEFAULT_RULES),
-        help="presets, YAML files, variants (" + ", ".join(VARIANTS) + ") or JSON objects on the tournament "
+        help="presets, YAML files, variants (" + ", ".join(RULE_VARIANTS) + ") or JSON objects on the tournament "
         f"rules, as spades matrix takes them; one table each (default {' '.join(DEFAULT_RULES)})",
     )
     p.add_argument(

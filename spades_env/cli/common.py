@@ -10,11 +10,10 @@ import argparse
 import re
 from pathlib import Path
 
-from spades_env.core.rules import RulesConfig
+from spades_env.core.rules import RulesConfig, rules_item
 from spades_env.core.validate import check_count, check_int
 from spades_env.eval.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER
 from spades_env.eval.match import FORMATS, parse_team
-from spades_env.eval.matrix import matrix_rules
 from spades_env.io.paths import check_output_dir
 from spades_env.policies.registry import check_policy_name
 
@@ -122,7 +121,7 @@ def add_one_at_a_time(p: argparse.ArgumentParser, default_note: str) -> None:
 def rules_of(args: argparse.Namespace) -> RulesConfig:
     """``--rules`` (read as ``spades matrix`` reads one item) with ``--max-hands`` and
     ``--target`` applied."""
-    rules = matrix_rules(args.rules)[1]
+    rules = rules_item(args.rules)[1]
     if args.max_hands is not None:
         rules = rules.replace(max_hands=args.max_hands)
     if args.target is not None:

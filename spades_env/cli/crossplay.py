@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from spades_env.cli.common import check_policies, wrote
+from spades_env.core.rules import RULE_VARIANTS, rules_item
 from spades_env.core.validate import InputError, check_count, check_int
 from spades_env.eval import report
 from spades_env.eval.crossplay import crossplay, crossplay_table, plot_crossplay
 from spades_env.eval.match import parse_team
-from spades_env.eval.matrix import VARIANTS, matrix_rules
 from spades_env.io.paths import check_output_dir
 
 
@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
         "--rules",
         default="tournament",
         help="a preset, a YAML file, a variant ("
-        + ", ".join(VARIANTS)
+        + ", ".join(RULE_VARIANTS)
         + ") or a JSON object on the tournament "
         "rules (default tournament)",
     )
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"two agents have the same label ({', '.join(labels)}); name them LABEL=AGENT")
     specs = [x[1] for x in items]
     check_policies(*specs, *parse_team(args.opponents))
-    label, rules = matrix_rules(args.rules)
+    label, rules = rules_item(args.rules)
     boards = max(1, math.ceil(units / 2))  # a self-play cell plays each board twice
     t0 = time.perf_counter()
     result = crossplay(

@@ -13,13 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from spades_env.cli.common import add_format_and_seed, add_matchup_arguments, check_policies, wrote
+from spades_env.core.rules import RULE_VARIANTS, rules_item
 from spades_env.core.validate import InputError, check_count, check_int
 from spades_env.eval import report
 from spades_env.eval.boards import available_cpus
 from spades_env.eval.matrix import (
     DEFAULT_RULES,
-    VARIANTS,
-    matrix_rules,
     matrix_table,
     plot_matrix,
     run_matrix,
@@ -41,7 +40,7 @@ def register(subparsers: Any) -> None:
         "--rules",
         nargs="+",
         default=list(DEFAULT_RULES),
-        help="presets, YAML files, variants (" + ", ".join(VARIANTS) + ") or JSON objects on the tournament "
+        help="presets, YAML files, variants (" + ", ".join(RULE_VARIANTS) + ") or JSON objects on the tournament "
         f"rules, each optionally LABEL=...; default {' '.join(DEFAULT_RULES)}",
     )
     add_format_and_seed(p)
@@ -66,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         check_output_dir(args.out, "--out")
     if not args.opponents and not args.partner:
         raise InputError("nothing to play (no --opponents and no --partner)")
-    rules = [matrix_rules(r) for r in args.rules]
+    rules = [rules_item(r) for r in args.rules]
     if args.max_hands is not None:
         check_count(args.max_hands, "--max-hands")
         rules = [(label, r.replace(max_hands=args.max_hands)) for label, r in rules]

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from spades_env.core import layout as L
-from spades_env.core.files import brief, parse_yaml, read_text_bounded
-from spades_env.core.validate import SpadesError, is_int
+from spades_env.core.files import brief, parse_json, parse_yaml, read_text_bounded
+from spades_env.core.validate import InputError, SpadesError, is_int
 
 
 class RulesError(SpadesError):
@@ -285,3 +285,34 @@ def rules_with(changes: dict[str, Any], base: str | Path | dict[str, Any] | Rule
     if not isinstance(changes, dict):
         raise RulesError(f"rule changes must be a mapping of rule keys to values, got {brief(changes)}")
     return rules_from_dict({**load_rules(base).to_dict(), **changes}, stated=set(changes))
+
+
+RULE_VARIANTS: dict[str, dict[str, Any]] = {
+    "no_blind": {"blind_nil": False, "blind_nil_exchange": 0},
+}
+"""Named rule variants on the tournament rules (a ``--rules`` item, :func:`rules_item`)."""
+
+
+def rules_item(item: str) -> tuple[str, RulesConfig]:
+    """(label, rules) of one command-line ``--rules`` item: a preset name, a rules YAML path, a
+    name of :data:`RULE_VARIANTS`, or a JSON object of rule keys on the tournament rules
+    (``'{"target_score": 300}'``), optionally labelled ``label=...``
+    (``'short={"target_score": 300}'``). :class:`InputError` naming the item if it is bad."""
+    label, eq, text = item.partition("=")
+    if not eq or not label.isidentifier():
+        label, text = "", item
+    text = text.strip()
+    if text.startswith("{"):
+        changes = parse_json(text, f"--rules {brief(item, 200)}", InputError)
+        if not isinstance(changes, dict):
+            raise InputError(f"--rules {item!r}: not a JSON object")
+        try:
+            rules = rules_with(changes)
+        except ValueError as exc:
+            raise InputError(f"--rules {item!r}: {exc}") from None
+        return label or ",".join(f"{k}={v}" for k, v in changes.items()), rules
+    try:
+        rules = rules_with(RULE_VARIANTS[text]) if text in RULE_VARIANTS else load_rules(text)
+    except ValueError as exc:
+        raise InputError(f"--rules {item!r}: {exc}") from None
+    return label or (Path(text).stem if Path(text).suffix else text), rules

@@ -9,9 +9,9 @@ rules with Blind Nil off), prints a table per rules (games won and margin per ha
 CIs, the policy team's set rate, Nil success and Blind Nil bids per hand), and writes
 ``matrix.json`` and ``matrix.png`` (margin and games won per matchup, one bar per rules).
 
-A ``--rules`` item is a preset name, a rules YAML path, a name of :data:`VARIANTS`, or a JSON
-object of rule keys on the tournament rules (``'{"target_score": 300}'``), optionally named
-``label=...`` (``'short={"target_score": 300}'``).
+A ``--rules`` item is read by :func:`spades_env.core.rules.rules_item`: a preset name, a rules
+YAML path, a named variant (``no_blind``), or a JSON object of rule keys on the tournament rules
+(``'{"target_score": 300}'``), optionally named ``label=...``.
 """
 
 from __future__ import annotations
@@ -22,39 +22,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from spades_env.core.files import brief, parse_json
-from spades_env.core.rules import RulesConfig, load_rules, rules_with
+from spades_env.core.rules import RulesConfig
 from spades_env.core.validate import InputError, check_count
 from spades_env.eval.gauntlet import DEFAULT_OPPONENTS, DEFAULT_PARTNER, run_gauntlet
 from spades_env.eval.report import pyplot, save_figure
 
-VARIANTS: dict[str, dict[str, Any]] = {
-    "no_blind": {"blind_nil": False, "blind_nil_exchange": 0},
-}
-"""Named rule variants on the tournament rules."""
 DEFAULT_RULES = ("tournament", "house", "no_blind")
-
-
-def matrix_rules(item: str) -> tuple[str, RulesConfig]:
-    """(label, rules) of one ``--rules`` item (see the module docstring); InputError if bad."""
-    label, eq, text = item.partition("=")
-    if not eq or not label.isidentifier():
-        label, text = "", item
-    text = text.strip()
-    if text.startswith("{"):
-        changes = parse_json(text, f"--rules {brief(item, 200)}", InputError)
-        if not isinstance(changes, dict):
-            raise InputError(f"--rules {item!r}: not a JSON object")
-        try:
-            rules = rules_with(changes)
-        except ValueError as exc:
-            raise InputError(f"--rules {item!r}: {exc}") from None
-        return label or ",".join(f"{k}={v}" for k, v in changes.items()), rules
-    try:
-        rules = rules_with(VARIANTS[text]) if text in VARIANTS else load_rules(text)
-    except ValueError as exc:
-        raise InputError(f"--rules {item!r}: {exc}") from None
-    return label or (Path(text).stem if Path(text).suffix else text), rules
 
 
 def run_matrix(
@@ -172,8 +145,6 @@ def plot_matrix(entries: Sequence[dict[str, Any]], path: str | Path, title: str 
 
 __all__ = [
     "DEFAULT_RULES",
-    "VARIANTS",
-    "matrix_rules",
     "matrix_table",
     "plot_matrix",
     "run_matrix",

@@ -8,16 +8,17 @@ import json
 import pytest
 
 from spades_env.cli import main
+from spades_env.core.rules import rules_item
 from spades_env.core.validate import InputError
-from spades_env.eval.matrix import matrix_rules, matrix_table, run_matrix
+from spades_env.eval.matrix import matrix_table, run_matrix
 
 
-def test_matrix_rules_items():
-    label, r = matrix_rules("no_blind")
+def test_rules_item_items():
+    label, r = rules_item("no_blind")
     assert label == "no_blind" and not r.blind_nil and r.blind_nil_exchange == 0 and r.target_score == 500
-    label, r = matrix_rules("house")
+    label, r = rules_item("house")
     assert label == "house" and r.blind_nil_min_deficit == 100
-    label, r = matrix_rules('short={"target_score": 300, "bag_limit": 7}')
+    label, r = rules_item('short={"target_score": 300, "bag_limit": 7}')
     assert label == "short" and (r.target_score, r.bag_limit) == (300, 7)
     for bad, words in (
         ("nope", "unknown rules preset"),
@@ -25,11 +26,11 @@ def test_matrix_rules_items():
         ("{x", "JSON"),
     ):
         with pytest.raises(InputError, match=words):
-            matrix_rules(bad)
+            rules_item(bad)
 
 
 def test_run_matrix_one_entry_per_rules():
-    rules = [matrix_rules(x) for x in ("tournament", "no_blind")]
+    rules = [rules_item(x) for x in ("tournament", "no_blind")]
     rules = [(label, r.replace(max_hands=2)) for label, r in rules]
     out = run_matrix("heuristic", 2, rules, opponents=["random"], partner="greedy", progress=False)
     assert [e["label"] for e in out] == ["tournament", "no_blind"]
