@@ -13,12 +13,15 @@ Each round ``r = 1 .. rounds`` writes ``<runs>/round_<r>``:
    and its candidates' values (points). Made by ``training.bc``'s chunked generator: each
    chunk is saved under ``<round>/data`` as it is made and a rerun reuses the chunks it has
    (resumable by chunk; a chunk is a function of its task).
-2. **Fit.** The network, from the current one, is trained on soft targets: the softmax of the
-   search's values / ``soft_temperature`` over the searched actions (``training.bc``'s
-   :func:`~training.bc.soft_targets`; decisions the search did not value, such as forced
-   moves and the Blind Nil choice, keep the one label), plus ``replay_rounds`` earlier rounds'
-   data; the forwards run in ``precision`` (``bfloat16``: torch's CPU autocast,
-   :func:`training.network.matmul_precision`).
+2. **Fit.** The network, from the current one, is trained on the search's chosen actions
+   (``targets: action``: the network's own choice wherever the search was not confident of a
+   better one) or on soft targets (``targets: values``: the softmax of the search's values /
+   ``soft_temperature`` over the searched actions, :func:`~training.bc.soft_targets`), plus
+   ``replay_rounds`` earlier rounds' data, at a small learning rate (the start is a converged
+   network); the forwards run in ``precision`` (``bfloat16``: torch's CPU autocast,
+   :func:`training.network.matmul_precision`). Soft targets on 70,000 decisions made the
+   network lose 13 to 44 points a hand to its start (the values of 16 playouts are too noisy
+   to imitate everywhere); the chosen actions kept it level.
 3. **Save.** ``<round>/final`` (a checkpoint the search and the arena take by path) and
    ``<round>/round.json`` (the round's config, decisions, wall times, fit history). A rerun
    skips a finished round; a finished round whose config changed since is an error (delete its
@@ -42,6 +45,9 @@ from typing import Any
 import numpy as np
 
 from training.config import ConfigError, config_to_dict, load_config
+
+TARGETS = ("action", "values")
+"""What a round fits: the search's chosen actions, or the softmax of its values."""
 
 
 @dataclass(frozen=True)
@@ -72,8 +78,12 @@ class ExpertIterationConfig:
     play_share: float = 1.0
     """Share of the decisions the current network plays (the search labels every decision):
     1.0, the network's self-play positions; 0.0, the search's own games."""
+    targets: str = "action"
+    """What the network is fitted to: ``"action"``, the search's chosen action (the network's own
+    choice unless the search was confident of a better one); ``"values"``, the softmax of the
+    search's values / ``soft_temperature`` over the searched actions."""
     soft_temperature: float = 10.0
-    """Soft targets: softmax of the search's values (points) / this."""
+    """Soft targets (``targets: values``): softmax of the search's values (points) / this."""
     regret_coef: float = 0.0
     """Added expected regret of the network's choice, in points (``training.bc``)."""
     bidding_weight: float = 1.0
@@ -112,6 +122,7 @@ class ExpertIterationConfig:
             ("num_envs", self.num_envs >= 1, "must be >= 1"),
             ("workers", self.workers >= 1, "must be >= 1"),
             ("play_share", 0.0 <= self.play_share <= 1.0, "must be in [0, 1]"),
+            ("targets", self.targets in TARGETS, f"must be one of {list(TARGETS)}"),
             ("soft_temperature", self.soft_temperature > 0, "must be > 0"),
             ("regret_coef", self.regret_coef >= 0, "must be >= 0"),
             ("replay_rounds", self.replay_rounds >= 0, "must be >= 0"),
@@ -176,8 +187,11 @@ def round_bc_config(cfg: ExpertIterationConfig, r: int, net: Path) -> Any:
     )
 
 
-def fit(bcfg: Any, data: dict[str, np.ndarray], precision: str) -> tuple[Any, list[dict[str, Any]]]:
-    """``training.bc``'s soft-target fit with the forwards in ``precision``."""
+def fit(
+    bcfg: Any, data: dict[str, np.ndarray], precision: str, targets: str = "action"
+) -> tuple[Any, list[dict[str, Any]]]:
+    """``training.bc``'s imitation fit with the forwards in ``precision``: cross-entropy against
+    the search's actions (``targets="action"``) or its soft targets (``"values"``)."""
     import torch
 
     from spades_env.core.actions import NUM_ACTIONS
@@ -214,8 +228,11 @@ def fit(bcfg: Any, data: dict[str, np.ndarray], precision: str) -> tuple[Any, li
             with matmul_precision(precision):
                 out = run_mlp(model.actor, SparseRows.from_dense(x.float().numpy()))
             logits = masked_logits(out.float(), mask[mb])
-            target, has = soft_targets(values[mb], mask[mb], bcfg.soft_temperature)
-            ce = imitation_loss(logits, action[mb], target, has)
+            if targets == "values":
+                target, has = soft_targets(values[mb], mask[mb], bcfg.soft_temperature)
+                ce = imitation_loss(logits, action[mb], target, has)
+            else:
+                ce = imitation_loss(logits, action[mb], None, None)
             if bcfg.regret_coef > 0:
                 ce = ce + bcfg.regret_coef * expected_regret(logits, values[mb], mask[mb])
             w = torch.where(card_play_rows(x), 1.0, bcfg.bidding_weight)
@@ -272,7 +289,7 @@ def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path) -> Pa
     t1 = time.monotonic()
     valued = int(np.isfinite(data["values"][:own].astype(np.float32)).any(axis=1).sum())
     print(f"round {r}: {own} decisions ({valued} valued) in {t1 - t0:.0f} s; fitting {len(data['action'])}", flush=True)
-    model, history = fit(bcfg, data, cfg.precision)
+    model, history = fit(bcfg, data, cfg.precision, cfg.targets)
     t2 = time.monotonic()
     from spades_env.core.rules import load_rules
 
@@ -339,4 +356,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["ExpertIterationConfig", "fit", "load_ei_config", "main", "round_bc_config", "run", "run_round"]
+__all__ = ["TARGETS", "ExpertIterationConfig", "fit", "load_ei_config", "main", "round_bc_config", "run", "run_round"]

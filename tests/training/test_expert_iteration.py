@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
 import pytest
+import torch
 
 from spades_env.core import layout as L
 from spades_env.core.observation import O_PHASE
 from spades_env.policies import load
 from training.config import ConfigError
-from training.expert_iteration import load_ei_config, run
+from training.expert_iteration import fit, load_ei_config, network_dir, round_bc_config, run
 
 SMOKE = "configs/train/expert_iteration_smoke.yaml"
 
@@ -49,8 +51,40 @@ def test_two_tiny_rounds_end_to_end_and_resume(tmp_path):
         run(load_ei_config(SMOKE, ["progress=false", "soft_temperature=5.0"]), tmp_path)
 
 
+def test_the_fit_follows_the_targets_it_is_given(tmp_path):
+    """``targets: action`` fits the search's chosen actions, ``values`` the softmax of its values:
+    where the two disagree (the label made the worst-valued action), each fit moves the network
+    toward its own target."""
+    from spades_env.core.actions import NUM_ACTIONS
+    from training.bc import generate
+    from training.network import masked_logits
+
+    cfg = load_ei_config(SMOKE, ["progress=false"])
+    bcfg = dataclasses.replace(round_bc_config(cfg, 1, network_dir(cfg.start)), learning_rate=1e-3, epochs=6, val_share=0.0,
+                               decisions=320)
+    data = generate(bcfg, tmp_path / "data")
+    v = data["values"].astype(np.float32)
+    rows = np.flatnonzero(np.isfinite(v).sum(1) >= 2)
+    assert len(rows) > 100
+    data = {k: a[rows] for k, a in data.items()}
+    v = np.where(np.isfinite(v[rows]), v[rows], np.inf)
+    worst = v.argmin(1)
+    best = np.where(np.isfinite(v), v, -np.inf).argmax(1)
+    data["action"] = worst.astype(np.int8)
+    chosen = {}
+    for targets in ("action", "values"):
+        model, _ = fit(bcfg, data, "float32", targets)
+        with torch.no_grad():
+            lg = masked_logits(model.actor(torch.from_numpy(data["obs"]).float()), torch.from_numpy(data["mask"]))
+        chosen[targets] = lg.argmax(-1).numpy()
+        assert lg.shape[1] == NUM_ACTIONS
+    assert (chosen["action"] == worst).mean() > 0.6
+    assert (chosen["values"] == best).mean() > 0.6
+    assert (chosen["values"] == worst).mean() < 0.3
+
+
 def test_config_refusals():
     for bad, key in (("search=heuristic", "search"), ("search=netsearch:net=x", "search"), ("rounds=0", "rounds"),
-                     ("precision=float16", "precision")):
+                     ("precision=float16", "precision"), ("targets=both", "targets")):
         with pytest.raises(ConfigError, match=key):
             load_ei_config(SMOKE, [bad])
