@@ -22,10 +22,13 @@ Each round ``r = 1 .. rounds`` writes ``<runs>/round_<r>``:
    :func:`training.network.matmul_precision`). Soft targets on 70,000 decisions made the
    network lose 13 to 44 points a hand to its start (the values of 16 playouts are too noisy
    to imitate everywhere); the chosen actions kept it level.
-3. **Save.** ``<round>/final`` (a checkpoint the search and the arena take by path) and
-   ``<round>/round.json`` (the round's config, decisions, wall times, fit history). A rerun
-   skips a finished round; a finished round whose config changed since is an error (delete its
-   folder to make it again).
+3. **Save and check.** ``<round>/final`` (a checkpoint the search and the arena take by path),
+   ``<round>/round.json`` (the round's config, decisions, wall times, fit history, and
+   ``vs_start``: the new network against the run's ``start`` on house, Blind Nil off and
+   tournament rules, 1,000 duplicate single hands each) and ``<runs>/rounds.png`` (those
+   margins round by round). A rerun skips a finished round; a finished round whose config
+   changed since is an error (delete its folder to make it again), and so is remaking a round
+   while later rounds exist (their data came from the network it replaces).
 
 The next round's search runs with the new network. Nothing here plays on a clock: every round
 ends by count (``decisions``, ``epochs``).
@@ -255,6 +258,60 @@ def fit(
     return model, history
 
 
+CHECK_RULES = ("house", "no_blind", "tournament")
+"""The presets each round's network is played on against the run's start (``vs_start``)."""
+CHECK_BOARDS = 500
+"""Duplicate boards (two single hands each) of that check, per preset."""
+
+
+def vs_start(net: Path, start: Path, *, boards: int | None = None, seed: int = 0) -> dict[str, Any]:
+    """``net``'s margin per hand (mean, 95% CI) against ``start`` on each of :data:`CHECK_RULES`:
+    ``boards`` (default :data:`CHECK_BOARDS`) duplicate boards of single hands, both networks
+    batched (seconds)."""
+    boards = CHECK_BOARDS if boards is None else boards
+    from spades_env.core.rules import rules_item
+    from spades_env.eval.duplicate import run_duplicate
+    from spades_env.eval.stats import summarize
+
+    out: dict[str, Any] = {}
+    for item in CHECK_RULES:
+        label, rules = rules_item(item)
+        res = run_duplicate((str(net), str(net)), (str(start), str(start)), boards, seed=seed, rules=rules,
+                            fmt="hand", batched=True)
+        m = summarize(res, "hand", ("round", "start"), seed=seed)["margin_per_hand"]
+        out[label] = {"mean": float(m["mean"]), "ci95": [float(x) for x in m["ci95"]], "hands": 2 * boards}
+    return out
+
+
+def plot_rounds(root: Path, out_png: Path | None = None) -> Path | None:
+    """The rounds' ``vs_start`` margins (one line per preset, 95% CI bars) as ``<root>/rounds.png``;
+    None without matplotlib or finished rounds."""
+    from spades_env.eval.report import pyplot, save_figure
+
+    rows = []
+    for f in sorted(root.glob("round_*/round.json"), key=lambda q: int(q.parent.name.split("_")[1])):
+        rec = json.loads(f.read_text())
+        if rec.get("vs_start"):
+            rows.append((int(f.parent.name.split("_")[1]), rec["vs_start"]))
+    plt = pyplot()
+    if plt is None or not rows:
+        return None
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for label in rows[0][1]:
+        xs = [0] + [r for r, _ in rows]
+        ms = [0.0] + [v[label]["mean"] for _, v in rows]
+        lo = [0.0] + [v[label]["mean"] - v[label]["ci95"][0] for _, v in rows]
+        hi = [0.0] + [v[label]["ci95"][1] - v[label]["mean"] for _, v in rows]
+        ax.errorbar(xs, ms, yerr=[lo, hi], marker="o", capsize=3, label=label)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("round (0: the start)")
+    ax.set_ylabel("margin per hand against the start")
+    ax.set_xticks([0] + [r for r, _ in rows])
+    ax.set_title("Expert iteration: each round's network against the start")
+    ax.legend()
+    return save_figure(fig, out_png or root / "rounds.png")
+
+
 def _round_config(cfg: ExpertIterationConfig, r: int, net: Path) -> dict[str, Any]:
     d = config_to_dict(cfg)
     d.pop("runs", None)
@@ -263,8 +320,9 @@ def _round_config(cfg: ExpertIterationConfig, r: int, net: Path) -> dict[str, An
     return {"round": r, "net": str(net), "config": d}
 
 
-def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path) -> Path:
-    """Round ``r`` from network ``net`` into ``folder``; returns its final checkpoint."""
+def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path, start: Path | None = None) -> Path:
+    """Round ``r`` from network ``net`` into ``folder``; returns its final checkpoint. With
+    ``start``, the new network is also played against it (``vs_start`` in ``round.json``)."""
     from training.bc import generate, saved_data
     from training.checkpoint import save_checkpoint
 
@@ -278,6 +336,12 @@ def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path) -> Pa
             )
         print(f"round {r}: done ({folder / 'final'})", flush=True)
         return folder / "final"
+    later = sorted(q.name for q in folder.parent.glob("round_*") if q.is_dir() and int(q.name.split("_")[1]) > r)
+    if later:  # their data was made by the searches of networks this round replaces
+        raise ConfigError(
+            f"{folder}: round {r} is to be made again but later rounds exist ({', '.join(later)}), made with "
+            "its old network; delete them first"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     bcfg = round_bc_config(cfg, r, net)
     t0 = time.monotonic()
@@ -312,12 +376,17 @@ def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path) -> Pa
         "evaluation": [],
     }
     path = save_checkpoint(folder / "final", model, meta)
+    check = vs_start(path, start, seed=cfg.seed) if start is not None else None
     tmp = folder / ".round.json.tmp"
     record = {"key": key, "decisions": own, "valued": valued, "data_seconds": round(t1 - t0, 1),
-              "fit_seconds": round(t2 - t1, 1), "history": history}
+              "fit_seconds": round(t2 - t1, 1), "history": history, "vs_start": check}
     tmp.write_text(json.dumps(record, indent=2) + "\n")
     tmp.replace(done)
     print(f"round {r}: saved {path} ({t2 - t0:.0f} s)", flush=True)
+    if check:
+        print(f"round {r} against the start: " + ", ".join(
+            f"{k} {v['mean']:+.1f} [{v['ci95'][0]:+.1f}, {v['ci95'][1]:+.1f}]" for k, v in check.items()), flush=True)
+    plot_rounds(folder.parent)
     return path
 
 
@@ -326,9 +395,9 @@ def run(cfg: ExpertIterationConfig, runs: str | Path | None = None) -> Path:
     if cfg.workers > 1:  # the data workers' NumPy (spawned, loaded after this): one BLAS thread
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     root = Path(runs if runs is not None else cfg.runs)
-    net = network_dir(cfg.start)
+    start = net = network_dir(cfg.start)
     for r in range(1, cfg.rounds + 1):
-        net = run_round(cfg, r, net, root / f"round_{r}").resolve()
+        net = run_round(cfg, r, net, root / f"round_{r}", start).resolve()
     return net
 
 
@@ -356,4 +425,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["TARGETS", "ExpertIterationConfig", "fit", "load_ei_config", "main", "round_bc_config", "run", "run_round"]
+__all__ = ["CHECK_RULES", "TARGETS", "ExpertIterationConfig", "fit", "load_ei_config", "main", "round_bc_config", "plot_rounds", "run", "run_round", "vs_start"]

@@ -12,13 +12,15 @@ import torch
 from spades_env.core import layout as L
 from spades_env.core.observation import O_PHASE
 from spades_env.policies import load
+from training import expert_iteration as ei
 from training.config import ConfigError
 from training.expert_iteration import fit, load_ei_config, network_dir, round_bc_config, run
 
 SMOKE = "configs/train/expert_iteration_smoke.yaml"
 
 
-def test_two_tiny_rounds_end_to_end_and_resume(tmp_path):
+def test_two_tiny_rounds_end_to_end_and_resume(tmp_path, monkeypatch):
+    monkeypatch.setattr(ei, "CHECK_BOARDS", 20)
     cfg = load_ei_config(SMOKE, ["progress=false"])
     last = run(cfg, tmp_path)
     r1, r2 = tmp_path / "round_1", tmp_path / "round_2"
@@ -46,6 +48,19 @@ def test_two_tiny_rounds_end_to_end_and_resume(tmp_path):
     assert run(cfg, tmp_path) == last
     assert [c.stat().st_mtime_ns for c in chunks] == stamps  # reused, not made again
     assert (r2 / "round.json").is_file()
+    # each round played against the start on three presets, and the curve drawn
+    check = json.loads((r2 / "round.json").read_text())["vs_start"]
+    assert sorted(check) == sorted(ei.CHECK_RULES)
+    for v in check.values():
+        assert v["hands"] == 40 and v["ci95"][0] <= v["mean"] <= v["ci95"][1]
+    assert (tmp_path / "rounds.png").stat().st_size > 0
+    # round 1 made again while round 2 (made from its old network) exists: refused, nothing changed
+    record = (r1 / "round.json").read_text()
+    (r1 / "round.json").unlink()
+    with pytest.raises(ConfigError, match="later rounds exist"):
+        run(cfg, tmp_path)
+    assert [c.stat().st_mtime_ns for c in chunks] == stamps
+    (r1 / "round.json").write_text(record)
     # a finished round made under another config is not silently mixed in
     with pytest.raises(ConfigError, match="another config"):
         run(load_ei_config(SMOKE, ["progress=false", "soft_temperature=5.0"]), tmp_path)
