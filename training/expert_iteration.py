@@ -297,8 +297,8 @@ def plot_rounds(root: Path, out_png: Path | None = None) -> Path | None:
     if plt is None or not rows:
         return None
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for label in rows[0][1]:
-        xs = [0] + [r for r, _ in rows]
+    for i, label in enumerate(rows[0][1]):
+        xs = [x + 0.04 * (i - 1) for x in [0] + [r for r, _ in rows]]  # side by side
         ms = [0.0] + [v[label]["mean"] for _, v in rows]
         lo = [0.0] + [v[label]["mean"] - v[label]["ci95"][0] for _, v in rows]
         hi = [0.0] + [v[label]["ci95"][1] - v[label]["mean"] for _, v in rows]
