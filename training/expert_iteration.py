@@ -258,6 +258,11 @@ def fit(
     return model, history
 
 
+def _round_folders(root: Path) -> dict[int, Path]:
+    """The ``round_<n>`` folders under ``root`` by round number (other names ignored)."""
+    return {int(q.name[6:]): q for q in root.glob("round_*") if q.is_dir() and q.name[6:].isdigit()}
+
+
 CHECK_RULES = ("house", "no_blind", "tournament")
 """The presets each round's network is played on against the run's start (``vs_start``)."""
 CHECK_BOARDS = 500
@@ -289,10 +294,11 @@ def plot_rounds(root: Path, out_png: Path | None = None) -> Path | None:
     from spades_env.eval.report import pyplot, save_figure
 
     rows = []
-    for f in sorted(root.glob("round_*/round.json"), key=lambda q: int(q.parent.name.split("_")[1])):
-        rec = json.loads(f.read_text())
+    for r, folder in sorted(_round_folders(root).items()):
+        f = folder / "round.json"
+        rec = json.loads(f.read_text()) if f.is_file() else {}
         if rec.get("vs_start"):
-            rows.append((int(f.parent.name.split("_")[1]), rec["vs_start"]))
+            rows.append((r, rec["vs_start"]))
     plt = pyplot()
     if plt is None or not rows:
         return None
@@ -336,7 +342,7 @@ def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path, start
             )
         print(f"round {r}: done ({folder / 'final'})", flush=True)
         return folder / "final"
-    later = sorted(q.name for q in folder.parent.glob("round_*") if q.is_dir() and int(q.name.split("_")[1]) > r)
+    later = [q.name for n, q in sorted(_round_folders(folder.parent).items()) if n > r]
     if later:  # their data was made by the searches of networks this round replaces
         raise ConfigError(
             f"{folder}: round {r} is to be made again but later rounds exist ({', '.join(later)}), made with "
