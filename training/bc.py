@@ -86,6 +86,10 @@ class BCConfig:
     opponent_share: float = 0.0
     """Share of each chunk's ``num_envs`` game slots (rounded) whose other team ``opponents``
     play, for the whole chunk."""
+    label: str = "all"
+    """Which decisions are labelled (:data:`LABELS`): ``all``, or ``nil_cards``, only the card
+    plays of hands where a seat bid Nil or Blind Nil (the teacher is asked nothing else; needs
+    ``play_by`` with ``play_share: 1``)."""
     soft_temperature: float = 0.0
     """0: imitate the teacher's action (cross-entropy on one label). > 0: imitate the
     teacher's values where it has them (L3's searched mean hand margins, or the rollout
@@ -150,6 +154,9 @@ class BCConfig:
             ("play_share", 0.0 <= self.play_share <= 1.0, "must be in [0, 1]"),
             ("opponent_share", 0.0 <= self.opponent_share <= 1.0, "must be in [0, 1]"),
             ("opponents", bool(self.opponents) or self.opponent_share == 0, "needs a bots name when opponent_share > 0"),
+            ("label", self.label in LABELS, f"must be one of {list(LABELS)}"),
+            ("label", self.label == "all" or (bool(self.play_by) and self.play_share == 1.0),
+             "a filter needs play_by with play_share 1 (the unlabelled decisions are the student's)"),
             ("soft_temperature", self.soft_temperature >= 0.0, "must be >= 0 (0: the one label)"),
             ("regret_coef", self.regret_coef >= 0.0, "must be >= 0 (0: cross-entropy only)"),
             ("regret_coef", self.regret_coef == 0 or self.soft_temperature > 0, "needs soft_temperature > 0 (the values)"),
@@ -201,10 +208,24 @@ def load_bc_config(path: str | Path | None, overrides: list[str] | None = None) 
 # ---- 1. data ----------------------------------------------------------------------------------
 BATCHED_TEACHERS = {"heuristic": "ev", "blind": "always"}
 """Teachers with a compiled batched form (:func:`spades_env.policies.bots.heuristic.heuristic_actions`)."""
-RULES_READING_TEACHERS = ("heuristic", "blind", "search")
+RULES_READING_TEACHERS = ("heuristic", "blind", "search", "netsearch")
 """Teachers that read each game's rules from its observation (any rules family works)."""
-VALUE_TEACHERS = ("search",)
+VALUE_TEACHERS = ("search", "netsearch")
 """Teachers that keep their searched actions' values (``last_values``: soft targets)."""
+LABELS = ("all", "nil_cards")
+"""Which decisions a chunk labels: every one, or only the card plays with a choice in hands
+where a seat bid Nil or Blind Nil (:func:`nil_card_rows`)."""
+
+
+def nil_card_rows(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """``bool [N]``: the card plays with a choice (two or more legal cards) in hands where some
+    seat (this one included) bid Nil or Blind Nil."""
+    from spades_env.core.observation import O_PHASE, public_bids
+
+    bids = public_bids(observations)
+    nil = ((bids == 0) | (bids == L.BID_BLIND_NIL)).any(axis=1)
+    choice = np.asarray(masks).sum(axis=1) > 1
+    return (observations[:, O_PHASE + L.PH_PLAY] > 0.5) & nil & choice
 
 
 def teacher_chunk(
@@ -219,6 +240,7 @@ def teacher_chunk(
     values: bool = False,
     opponents: tuple[str, ...] | list[str] = (),
     opponent_share: float = 0.0,
+    label: str = "all",
 ) -> dict[str, np.ndarray]:
     """``n`` decisions of fresh games with every seat played by ``teacher``:
     ``obs`` float16 ``[n, OBS_SIZE]``, ``mask`` bool ``[n, 70]``, ``action`` int8 ``[n]``
@@ -227,7 +249,9 @@ def teacher_chunk(
     (the recorded action is still the teacher's). ``values``: also ``values`` float16
     ``[n, 70]``, the teacher's ``last_values`` per decision (NaN where it has none).
     ``opponents``: bots that play seats 1 and 3 of the first ``round(opponent_share *
-    num_envs)`` game slots (one name per slot in turn), their decisions labelled too."""
+    num_envs)`` game slots (one name per slot in turn), their decisions labelled too.
+    ``label`` (:data:`LABELS`): ``"nil_cards"`` records only the card plays of Nil hands and
+    asks the teacher nothing else (``play_by`` must then play every decision)."""
     from spades_env.envs.vector import VectorSpades
     from spades_env.policies.bots import make_policy
     from spades_env.policies.driver import seated_actions
@@ -238,12 +262,16 @@ def teacher_chunk(
         num_envs, family, episode="game", reward="score", seed=seed, rules_weights=rules_weights
     )
     res = eng.reset(seed=seed)
-    steps = -(-n // num_envs)
-    obs = np.empty((steps * num_envs, OBS_SIZE), dtype=np.float16)
+    if label not in LABELS:
+        raise ValueError(f"teacher_chunk: label must be one of {list(LABELS)}, got {label!r}")
+    if label != "all" and not (play_by and play_share == 1.0):
+        raise ValueError("teacher_chunk: a label filter needs play_by playing every decision (play_share 1)")
+    size = -(-n // num_envs) * num_envs
+    obs = np.empty((size, OBS_SIZE), dtype=np.float16)
     obs_t = torch.from_numpy(obs)
-    mask = np.empty((steps * num_envs, NUM_ACTIONS), dtype=np.bool_)
-    action = np.empty(steps * num_envs, dtype=np.int8)
-    vals = np.full((steps * num_envs, NUM_ACTIONS), np.nan, dtype=np.float16) if values else None
+    mask = np.empty((size, NUM_ACTIONS), dtype=np.bool_)
+    action = np.empty(size, dtype=np.int8)
+    vals = np.full((size, NUM_ACTIONS), np.nan, dtype=np.float16) if values else None
     bots: dict[tuple[int, int], tuple[Any, int]] = {}
     acts = np.zeros(num_envs, dtype=np.int64)
     batched = BATCHED_TEACHERS.get(teacher)  # compiled bots decide for every game at once
@@ -259,8 +287,10 @@ def teacher_chunk(
         resolve_policy(opponents[i % len(opponents)], int(np.random.SeedSequence([seed, 2, i]).generate_state(1)[0]), rules)
         for i in opp_slots
     ]
-    for t in range(steps):
+    got, t = 0, 0
+    while got < n:
         hands = eng.states[:, L.TOTAL_HANDS]
+        labelled = None if label == "all" else nil_card_rows(res.obs, res.mask)
         if batched is not None:
             from spades_env.policies.bots.heuristic import heuristic_actions
 
@@ -278,26 +308,30 @@ def teacher_chunk(
                     bots[key] = entry
                 return entry[0]
 
-            seated_actions(res.obs, res.mask, res.seat, teacher_of, acts)  # the one driver of seated policies
-        rows = slice(t * num_envs, (t + 1) * num_envs)
+            # the one driver of seated policies
+            seated_actions(res.obs, res.mask, res.seat, teacher_of, acts, labelled)
+        idx = np.arange(num_envs) if labelled is None else np.flatnonzero(labelled)[: size - got]
+        rows = slice(got, got + len(idx))
         if vals is not None:
-            for i in range(num_envs):
-                searched = getattr(bots[(i, int(res.seat[i]))][0], "last_values", None)
+            for j, i in enumerate(idx):
+                searched = getattr(bots[(int(i), int(res.seat[i]))][0], "last_values", None)
                 if searched is not None:
-                    vals[t * num_envs + i] = searched
-        obs_t[rows].copy_(torch.from_numpy(res.obs))  # torch's float16 cast: 13x numpy's, the same bits
-        mask[rows] = res.mask
-        action[rows] = acts
+                    vals[got + j] = searched
+        obs_t[rows].copy_(torch.from_numpy(res.obs[idx]))  # torch's float16 cast: 13x numpy's, the same bits
+        mask[rows] = res.mask[idx]
+        action[rows] = acts[idx]
+        got += len(idx)
         played = acts.copy()  # what the seats play; the label stays the teacher's
         if student is not None:
             take = share_rng.random(num_envs) < play_share
             if take.any():
-                idx = np.flatnonzero(take)
-                played[idx] = act_rows([student] * len(idx), res.obs[idx], res.mask[idx])
+                who = np.flatnonzero(take)
+                played[who] = act_rows([student] * len(who), res.obs[who], res.mask[who])
         theirs = opp_slots[res.seat[opp_slots] % 2 == 1]  # the other team's seats to act
         if theirs.size:
             played[theirs] = act_rows([opp_pols[i] for i in theirs], res.obs[theirs], res.mask[theirs])
         res = eng.step(played)
+        t += 1
     out = {"obs": obs[:n], "mask": mask[:n], "action": action[:n]}
     if vals is not None:
         out["values"] = vals[:n]
@@ -306,6 +340,8 @@ def teacher_chunk(
 
 def _chunk_task(args: tuple) -> dict[str, np.ndarray]:
     torch.set_num_threads(1)
+    if args and isinstance(args[-1], dict):  # keyword arguments last (tasks made before keep their form)
+        return teacher_chunk(*args[:-1], **args[-1])
     return teacher_chunk(*args)
 
 
@@ -323,10 +359,13 @@ def generate(cfg: BCConfig, cache: str | Path | None = None) -> dict[str, np.nda
     if cfg.opponent_share > 0:  # every argument up to the opponents, in place
         student, values = (cfg.play_by, cfg.play_share), (cfg.soft_temperature > 0,)
         opp = (list(cfg.opponents), cfg.opponent_share)
+    kw = ({"label": cfg.label},) if cfg.label != "all" else ()  # keywords last, where set
     tasks = [
-        (rules, cfg.teacher, n, cfg.num_envs, cfg.seed * 1_000_003 + k, weights, *student, *values, *opp)
+        (rules, cfg.teacher, n, cfg.num_envs, cfg.seed * 1_000_003 + k, weights, *student, *values, *opp, *kw)
         for k, n in enumerate(sizes)
     ]
+    stamps = weights_stamps([cfg.teacher, cfg.play_by, *cfg.opponents])
+    keys = [task if not stamps else [task, stamps] for task in tasks]  # a checkpoint's weights, not its path
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     bar = None
     if cfg.progress:
@@ -351,8 +390,8 @@ def generate(cfg: BCConfig, cache: str | Path | None = None) -> dict[str, np.nda
             bar.update(len(part["action"]))
 
     todo = []
-    for k, task in enumerate(tasks):
-        part = cached_chunk(folder, k, task) if folder is not None else None
+    for k, key in enumerate(keys):
+        part = cached_chunk(folder, k, key) if folder is not None else None
         if part is None:
             todo.append(k)
         else:
@@ -360,7 +399,7 @@ def generate(cfg: BCConfig, cache: str | Path | None = None) -> dict[str, np.nda
 
     def made(k: int, part: dict[str, np.ndarray]) -> None:
         if folder is not None:
-            save_chunk(folder, k, tasks[k], part)
+            save_chunk(folder, k, keys[k], part)
         put(k, part)
 
     if cfg.workers == 1 or len(todo) <= 1:
@@ -419,6 +458,30 @@ def saved_data(
 
 def _chunk_file(folder: Path, k: int) -> Path:
     return folder / f"chunk_{k:05d}.npz"
+
+
+def weights_stamps(names: list[str]) -> dict[str, str]:
+    """The checkpoint folders that the policy ``names`` play from (a path, or a search's
+    ``net=`` path), each with the first 16 hex digits of its weights' SHA-256: a chunk cache
+    keyed on them is not reused after a checkpoint is overwritten in place."""
+    import hashlib
+
+    from spades_env.policies.bots import PolicyNameError, parse_policy_name
+
+    out: dict[str, str] = {}
+    for name in names:
+        if not name:
+            continue
+        paths = [name]
+        try:
+            paths.append(str(parse_policy_name(name)[1].get("net", "")))
+        except PolicyNameError:
+            pass
+        for path in paths:
+            weights = Path(path) / "model.safetensors" if path else None
+            if weights is not None and weights.is_file():
+                out[path] = hashlib.sha256(weights.read_bytes()).hexdigest()[:16]
+    return out
 
 
 def cached_chunk(folder: Path, k: int, task: Any) -> dict[str, np.ndarray] | None:

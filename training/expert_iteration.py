@@ -69,7 +69,16 @@ class ExpertIterationConfig:
     seed: int = 0
     """Seed of the games, the searches and the fit (round ``r`` uses ``seed + r``)."""
     rules: str = "tournament"
-    """Rules preset name or YAML path of the self-play games."""
+    """Rules preset name or YAML path of the self-play games (unused when ``rules_family`` is set)."""
+    rules_family: tuple[Any, ...] = ()
+    """A family of rules, one drawn per self-play game (:mod:`training.rules_family`); empty:
+    every game plays ``rules``."""
+    rules_weights: tuple[float, ...] = ()
+    """Weights of the ``rules_family`` members (one each; empty: equal)."""
+    label: str = "all"
+    """Which decisions the search labels (``training.bc.LABELS``): ``all``, or ``nil_cards``,
+    only the card plays of hands where a seat bid Nil or Blind Nil (where the search gains;
+    the network plays the rest unlabelled; needs ``play_share: 1``)."""
     decisions: int = 200_000
     """Decisions labelled per round."""
     chunk_decisions: int = 5_000
@@ -110,7 +119,9 @@ class ExpertIterationConfig:
 
     def validate(self) -> tuple[str, str] | None:
         from spades_env.policies.bots import PolicyNameError, parse_policy_name
+        from training.bc import LABELS
         from training.network import PRECISIONS
+        from training.rules_family import validate_family
 
         try:
             base, opts = parse_policy_name(self.search)
@@ -134,11 +145,13 @@ class ExpertIterationConfig:
             ("learning_rate", self.learning_rate > 0, "must be > 0"),
             ("precision", self.precision in PRECISIONS, f"must be one of {list(PRECISIONS)}"),
             ("val_share", 0.0 <= self.val_share < 1.0, "must be in [0, 1)"),
+            ("label", self.label in LABELS, f"must be one of {list(LABELS)}"),
+            ("label", self.label == "all" or self.play_share == 1.0, "a filter needs play_share: 1"),
         ]
         for key, ok, msg in checks:
             if not ok:
                 return key, msg
-        return None
+        return validate_family(self.rules_family, self.rules_weights)
 
 
 def load_ei_config(path: str | Path | None, overrides: list[str] | None = None) -> ExpertIterationConfig:
@@ -167,6 +180,9 @@ def round_bc_config(cfg: ExpertIterationConfig, r: int, net: Path) -> Any:
         run_name=f"round_{r}",
         seed=cfg.seed + r,
         rules=cfg.rules,
+        rules_family=cfg.rules_family,
+        rules_weights=cfg.rules_weights,
+        label=cfg.label,
         teacher=f"{cfg.search},net={net}",
         init_from=str(net),
         bidding_weight=cfg.bidding_weight,
@@ -323,6 +339,9 @@ def _round_config(cfg: ExpertIterationConfig, r: int, net: Path) -> dict[str, An
     d.pop("runs", None)
     d.pop("progress", None)
     d.pop("workers", None)  # how many processes make a chunk does not change it
+    for k, default in (("rules_family", []), ("rules_weights", []), ("label", "all")):
+        if d.get(k) == default:  # (rounds made before these knobs keep their key)
+            d.pop(k)
     return {"round": r, "net": str(net), "config": d}
 
 
@@ -362,9 +381,12 @@ def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path, start
     model, history = fit(bcfg, data, cfg.precision, cfg.targets)
     t2 = time.monotonic()
     from spades_env.core.rules import load_rules
+    from training.rules_family import load_family
 
+    family = load_family(list(cfg.rules_family)) if cfg.rules_family else [load_rules(cfg.rules)]
     meta = {
-        "rules": load_rules(cfg.rules).to_dict(),
+        "rules": family[0].to_dict(),
+        **({"rules_family": [x.to_dict() for x in family]} if cfg.rules_family else {}),
         "config": config_to_dict(bcfg),
         "trainer": "training.expert_iteration",
         "policy": {"deterministic": True},

@@ -458,3 +458,53 @@ def test_a_folder_holding_another_run_is_refused_unless_overwrite(tmp_path):
     replaced = run(other, tmp_path / "bc", overwrite=True)
     assert json.loads((tmp_path / "bc" / "config.json").read_text())["seed"] == 9
     assert (replaced / "model.safetensors").read_bytes() != before
+
+
+def test_label_nil_cards_keeps_only_the_card_plays_of_nil_hands():
+    """``label: nil_cards``: the same games as labelling every decision (the student plays
+    them all), recording only the card plays with a choice in hands with a Nil or Blind Nil."""
+    from spades_env.core import layout as L
+    from spades_env.core.observation import O_PHASE, public_bids
+    from training.bc import nil_card_rows
+
+    fam = ["house", {"name": "no_blind", "blind_nil": False, "blind_nil_exchange": 0}]
+    every = teacher_chunk(fam, "greedy", 2400, 16, 7, None, "heuristic", 1.0)
+    keep = nil_card_rows(every["obs"].astype(np.float32), every["mask"])
+    assert 300 <= keep.sum() < len(keep)  # something kept, something dropped
+    only = teacher_chunk(fam, "greedy", 300, 16, 7, None, "heuristic", 1.0, label="nil_cards")
+    obs = only["obs"].astype(np.float32)
+    bids = public_bids(obs)
+    assert ((bids == 0) | (bids == L.BID_BLIND_NIL)).any(axis=1).all()
+    assert (obs[:, O_PHASE + L.PH_PLAY] > 0.5).all() and (only["mask"].sum(axis=1) > 1).all()
+    for k in ("obs", "mask", "action"):  # the unfiltered chunk's rows, in order
+        np.testing.assert_array_equal(only[k], every[k][keep][:300], err_msg=k)
+    with pytest.raises(ValueError, match="play_by"):
+        teacher_chunk(fam, "greedy", 100, 16, 7, None, "heuristic", 0.5, label="nil_cards")
+    with pytest.raises(ValueError, match="label must be one of"):
+        teacher_chunk(fam, "greedy", 100, 16, 7, None, "heuristic", 1.0, label="nils")
+    with pytest.raises(ConfigError, match="'label'"):
+        load_bc_config(BC, TINY + ["label=nils"])
+    with pytest.raises(ConfigError, match="'label'"):
+        load_bc_config(BC, TINY + ["label=nil_cards", "play_by=heuristic", "play_share=0.5"])
+
+
+def test_chunks_are_made_again_when_a_checkpoint_they_used_changes(tmp_path, monkeypatch):
+    """The chunk cache keys a checkpoint by its weights, not its path: overwritten in place,
+    the chunks it played are made again."""
+    import shutil
+
+    from training import bc as bc_mod
+
+    ck = run(load_bc_config(BC, TINY + ["decisions=600", "chunk_decisions=600", "epochs=1"]), tmp_path / "a")
+    other = run(load_bc_config(BC, TINY + ["decisions=600", "chunk_decisions=600", "epochs=1", "seed=9"]), tmp_path / "b")
+    cfg = load_bc_config(BC, TINY + ["decisions=400", "chunk_decisions=200", f"play_by={ck}", "play_share=1.0"])
+    first = bc_mod.generate(cfg, tmp_path / "data")
+    calls = []
+    real = bc_mod._chunk_task
+    monkeypatch.setattr(bc_mod, "_chunk_task", lambda task: calls.append(task) or real(task))
+    bc_mod.generate(cfg, tmp_path / "data")
+    assert calls == []  # same weights: read back
+    shutil.copyfile(other / "model.safetensors", ck / "model.safetensors")
+    again = bc_mod.generate(cfg, tmp_path / "data")
+    assert len(calls) == 2  # new weights at the same path: both chunks made again
+    assert not np.array_equal(first["obs"], again["obs"])  # another student, other games

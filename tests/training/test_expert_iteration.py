@@ -103,3 +103,15 @@ def test_config_refusals():
                      ("precision=float16", "precision"), ("targets=both", "targets")):
         with pytest.raises(ConfigError, match=key):
             load_ei_config(SMOKE, [bad])
+
+
+def test_a_rules_family_and_a_label_filter_reach_the_rounds_data():
+    fam = '[house, {name: no_blind, blind_nil: false, blind_nil_exchange: 0}]'
+    cfg = load_ei_config(SMOKE, [f"rules_family={fam}", "rules_weights=[1, 2]", "label=nil_cards"])
+    bcfg = round_bc_config(cfg, 1, network_dir(cfg.start))
+    assert bcfg.label == "nil_cards" and bcfg.rules_weights == (1, 2)
+    assert [r if isinstance(r, str) else r["name"] for r in bcfg.rules_family] == ["house", "no_blind"]
+    assert bcfg.validate() is None  # netsearch reads each game's rules from its observation
+    for bad, key in (("label=nils", "label"), ("play_share=0.5", "label"), ("rules_weights=[1, 2, 3]", "rules_weights")):
+        with pytest.raises(ConfigError, match=key):
+            load_ei_config(SMOKE, [f"rules_family={fam}", "label=nil_cards", bad])
