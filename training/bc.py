@@ -173,6 +173,7 @@ class BCConfig:
         problem = validate_family(self.rules_family, self.rules_weights)
         if problem:
             return problem
+        from spades_env.policies.agents import is_agent_id
         from spades_env.policies.bots import make_policy, parse_policy_name
 
         try:
@@ -181,8 +182,8 @@ class BCConfig:
             return "teacher", str(exc)
         players = [("play_by", self.play_by)] if self.play_by else []
         for key, name in players + [("opponents", name) for name in self.opponents]:
-            if "/" in name or Path(name).exists():  # a checkpoint path, perhaps of a stage not
-                continue  # run yet: run() checks that it loads
+            if "/" in name or Path(name).exists() or is_agent_id(name):  # a checkpoint path (perhaps
+                continue  # of a stage not run yet: run() checks that it loads) or a shipped agent
             try:
                 make_policy(name, seed=0, rules=load_rules(self.rules))
             except Exception as exc:  # noqa: BLE001

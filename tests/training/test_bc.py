@@ -486,6 +486,8 @@ def test_label_nil_cards_keeps_only_the_card_plays_of_nil_hands():
         load_bc_config(BC, TINY + ["label=nils"])
     with pytest.raises(ConfigError, match="'label'"):
         load_bc_config(BC, TINY + ["label=nil_cards", "play_by=heuristic", "play_share=0.5"])
+    shipped = load_bc_config(BC, TINY + ["label=nil_cards", "play_by=spades4_net_v1", "play_share=1.0"])
+    assert shipped.play_by == "spades4_net_v1"  # a shipped agent id plays, as a bots name or a path does
 
 
 def test_chunks_are_made_again_when_a_checkpoint_they_used_changes(tmp_path, monkeypatch):
