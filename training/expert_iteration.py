@@ -339,6 +339,7 @@ def _round_config(cfg: ExpertIterationConfig, r: int, net: Path) -> dict[str, An
     d.pop("runs", None)
     d.pop("progress", None)
     d.pop("workers", None)  # how many processes make a chunk does not change it
+    d.pop("rounds", None)  # nor how many rounds follow (a run extended by more rounds keeps its first)
     for k, default in (("rules_family", []), ("rules_weights", []), ("label", "all")):
         if d.get(k) == default:  # (rounds made before these knobs keep their key)
             d.pop(k)

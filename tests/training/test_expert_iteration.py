@@ -115,3 +115,12 @@ def test_a_rules_family_and_a_label_filter_reach_the_rounds_data():
     for bad, key in (("label=nils", "label"), ("play_share=0.5", "label"), ("rules_weights=[1, 2, 3]", "rules_weights")):
         with pytest.raises(ConfigError, match=key):
             load_ei_config(SMOKE, [f"rules_family={fam}", "label=nil_cards", bad])
+
+
+def test_more_rounds_extend_a_run_and_other_knobs_do_not():
+    """Raising ``rounds`` keeps the finished rounds (their key has no round count); a knob that
+    changes a round's data or fit does not."""
+    net = network_dir("spades4_net_v1")
+    two, three = load_ei_config(SMOKE), load_ei_config(SMOKE, ["rounds=3"])
+    assert ei._round_config(two, 1, net) == ei._round_config(three, 1, net)
+    assert ei._round_config(two, 1, net) != ei._round_config(load_ei_config(SMOKE, ["decisions=700"]), 1, net)
