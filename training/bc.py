@@ -201,6 +201,13 @@ class BCConfig:
         return None
 
 
+def rules_meta(rules: str, rules_family: tuple[Any, ...] | list[Any] = ()) -> dict[str, Any]:
+    """A checkpoint metadata's rules: ``rules`` (the family's first member, where there is a
+    family) and, with a family, ``rules_family`` (every member)."""
+    family = load_family(list(rules_family)) if rules_family else [load_rules(rules)]
+    return {"rules": family[0].to_dict(), **({"rules_family": [r.to_dict() for r in family]} if rules_family else {})}
+
+
 def load_bc_config(path: str | Path | None, overrides: list[str] | None = None) -> BCConfig:
     """A validated :class:`BCConfig` from a YAML file and ``key=value`` overrides."""
     return load_config(BCConfig, path, overrides)
@@ -222,9 +229,9 @@ def nil_card_rows(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """``bool [N]``: the card plays with a choice (two or more legal cards) in hands where some
     seat (this one included) bid Nil or Blind Nil."""
     from spades_env.core.observation import O_PHASE, public_bids
+    from spades_env.core.scoring import is_nil_bid
 
-    bids = public_bids(observations)
-    nil = ((bids == 0) | (bids == L.BID_BLIND_NIL)).any(axis=1)
+    nil = np.vectorize(is_nil_bid, otypes=[bool])(public_bids(observations)).any(axis=1)  # the rules core's test
     choice = np.asarray(masks).sum(axis=1) > 1
     return (observations[:, O_PHASE + L.PH_PLAY] > 0.5) & nil & choice
 
@@ -699,10 +706,8 @@ def run(cfg: BCConfig, out: str | Path | None = None, overwrite: bool = False) -
     print(f"data: {len(data['action'])} decisions in {t1 - t0:.0f} s", flush=True)
     model, history = fit(cfg, data)
     t2 = time.monotonic()
-    family = load_family(cfg.rules_family) if cfg.rules_family else [load_rules(cfg.rules)]
     meta = {
-        "rules": family[0].to_dict(),
-        **({"rules_family": [r.to_dict() for r in family]} if cfg.rules_family else {}),
+        **rules_meta(cfg.rules, cfg.rules_family),
         "config": config_to_dict(cfg),
         "trainer": "training.bc",
         "policy": {"deterministic": True},  # imitation of a deterministic teacher: play the argmax

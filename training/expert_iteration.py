@@ -381,13 +381,10 @@ def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path, start
     print(f"round {r}: {own} decisions ({valued} valued) in {t1 - t0:.0f} s; fitting {len(data['action'])}", flush=True)
     model, history = fit(bcfg, data, cfg.precision, cfg.targets)
     t2 = time.monotonic()
-    from spades_env.core.rules import load_rules
-    from training.rules_family import load_family
+    from training.bc import rules_meta
 
-    family = load_family(list(cfg.rules_family)) if cfg.rules_family else [load_rules(cfg.rules)]
     meta = {
-        "rules": family[0].to_dict(),
-        **({"rules_family": [x.to_dict() for x in family]} if cfg.rules_family else {}),
+        **rules_meta(cfg.rules, cfg.rules_family),
         "config": config_to_dict(bcfg),
         "trainer": "training.expert_iteration",
         "policy": {"deterministic": True},
