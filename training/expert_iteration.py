@@ -23,7 +23,9 @@ Each round ``r = 1 .. rounds`` writes ``<runs>/round_<r>``:
    network lose 13 to 44 points a hand to its start (the values of 16 playouts are too noisy
    to imitate everywhere); the chosen actions kept it level.
 3. **Save and check.** ``<round>/final`` (a checkpoint the search and the arena take by path),
-   ``<round>/round.json`` (the round's config, decisions, wall times, fit history, and
+   ``<round>/round.json`` (the round's config, decisions, wall times, fit history, ``retest``:
+   ``retest`` of the search's overrides and as many kept rows searched again with another
+   seed, the share it reproduces (:mod:`training.retest`: the signal in the labels), and
    ``vs_start``: the new network against the run's ``start`` on house, Blind Nil off and
    tournament rules, 1,000 duplicate single hands each) and ``<runs>/rounds.png`` (those
    margins round by round). A rerun skips a finished round; a finished round whose config
@@ -114,6 +116,10 @@ class ExpertIterationConfig:
     """``torch.set_num_threads`` for the fit."""
     val_share: float = 0.02
     """Share of each round's data held out for the accuracy and the regret."""
+    retest: int = 200
+    """Override rows, and as many kept rows, of each round searched again with another seed
+    (``training.retest``: how many of the search's overrides it reproduces; ``round.json``'s
+    ``retest``); 0: none."""
     progress: bool = True
     """Progress bars."""
 
@@ -145,6 +151,7 @@ class ExpertIterationConfig:
             ("learning_rate", self.learning_rate > 0, "must be > 0"),
             ("precision", self.precision in PRECISIONS, f"must be one of {list(PRECISIONS)}"),
             ("val_share", 0.0 <= self.val_share < 1.0, "must be in [0, 1)"),
+            ("retest", self.retest >= 0, "must be >= 0"),
             ("label", self.label in LABELS, f"must be one of {list(LABELS)}"),
             ("label", self.label == "all" or self.play_share == 1.0, "a filter needs play_share: 1"),
         ]
@@ -340,6 +347,7 @@ def _round_config(cfg: ExpertIterationConfig, r: int, net: Path) -> dict[str, An
     d.pop("progress", None)
     d.pop("workers", None)  # how many processes make a chunk does not change it
     d.pop("rounds", None)  # nor how many rounds follow (a run extended by more rounds keeps its first)
+    d.pop("retest", None)  # a measurement of the data, not a change to it
     for k, default in (("rules_family", []), ("rules_weights", []), ("label", "all")):
         if d.get(k) == default:  # (rounds made before these knobs keep their key)
             d.pop(k)
@@ -373,6 +381,7 @@ def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path, start
     t0 = time.monotonic()
     data = generate(bcfg, folder / "data")
     own = len(data["action"])
+    retest = retest_round(cfg, r, net, data) if cfg.retest > 0 else None
     earlier = [str(folder.parent / f"round_{q}" / "data") for q in range(max(1, r - cfg.replay_rounds), r)]
     if earlier:
         data = saved_data(earlier, True, first=data)
@@ -405,7 +414,7 @@ def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path, start
     check = vs_start(path, start, seed=cfg.seed) if start is not None else None
     tmp = folder / ".round.json.tmp"
     record = {"key": key, "decisions": own, "valued": valued, "data_seconds": round(t1 - t0, 1),
-              "fit_seconds": round(t2 - t1, 1), "history": history, "vs_start": check}
+              "fit_seconds": round(t2 - t1, 1), "history": history, "retest": retest, "vs_start": check}
     tmp.write_text(json.dumps(record, indent=2) + "\n")
     tmp.replace(done)
     print(f"round {r}: saved {path} ({t2 - t0:.0f} s)", flush=True)
@@ -414,6 +423,24 @@ def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path, start
             f"{k} {v['mean']:+.1f} [{v['ci95'][0]:+.1f}, {v['ci95'][1]:+.1f}]" for k, v in check.items()), flush=True)
     plot_rounds(folder.parent)
     return path
+
+
+def retest_round(cfg: ExpertIterationConfig, r: int, net: Path, data: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Round ``r``'s labels searched again (``training.retest``): ``cfg.retest`` of the search's
+    overrides of ``net`` and as many kept rows, by the same search under another seed."""
+    from spades_env.core.rules import load_rules
+    from spades_env.policies.bots import make_policy
+    from spades_env.policies.bots.netsearch import load_actor_of
+    from training.retest import network_choices, retest_labels
+
+    seed = 1_000_003 * (cfg.seed + r) + 17  # not a seed the round's chunks use
+    search = make_policy(f"{cfg.search},net={net}", seed=seed, rules=load_rules(cfg.rules))
+    choice = network_choices(load_actor_of(str(net)), data["obs"], data["mask"])
+    out = retest_labels(data, choice, search, cfg.retest, seed=seed)
+    print(f"round {r}: the search overrode its network on {out['overrides']} of {out['searched']} searched rows; "
+          f"searched again, {out['reproduced']} of {out['retested_overrides']} overrides reproduced, "
+          f"{out['kept']} of {out['retested_kept']} kept rows kept ({out['seconds']} s)", flush=True)
+    return out
 
 
 def run(cfg: ExpertIterationConfig, runs: str | Path | None = None) -> Path:
@@ -451,4 +478,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["CHECK_RULES", "TARGETS", "ExpertIterationConfig", "fit", "load_ei_config", "main", "round_bc_config", "plot_rounds", "run", "run_round", "vs_start"]
+__all__ = ["CHECK_RULES", "TARGETS", "ExpertIterationConfig", "fit", "load_ei_config", "main", "round_bc_config", "plot_rounds", "retest_round", "run", "run_round", "vs_start"]

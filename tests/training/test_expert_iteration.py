@@ -54,6 +54,14 @@ def test_two_tiny_rounds_end_to_end_and_resume(tmp_path, monkeypatch):
     for v in check.values():
         assert v["hands"] == 40 and v["ci95"][0] <= v["mean"] <= v["ci95"][1]
     assert (tmp_path / "rounds.png").stat().st_size > 0
+    # the labels searched again: counts within the round's data, shares in [0, 1]
+    retest = json.loads((r2 / "round.json").read_text())["retest"]
+    assert 0 < retest["searched"] <= cfg.decisions and 0 <= retest["overrides"] <= retest["searched"]
+    assert retest["retested_overrides"] == min(cfg.retest, retest["overrides"])
+    assert retest["retested_kept"] == min(cfg.retest, retest["searched"] - retest["overrides"]) > 0
+    for k in ("reproduced", "overrides_again", "kept"):
+        assert retest[k] is None or 0.0 <= retest[k] <= 1.0
+    assert retest["kept"] > 0.5  # a second search mostly keeps the network's choice where the first did
     # round 1 made again while round 2 (made from its old network) exists: refused, nothing changed
     record = (r1 / "round.json").read_text()
     (r1 / "round.json").unlink()
@@ -100,7 +108,7 @@ def test_the_fit_follows_the_targets_it_is_given(tmp_path):
 
 def test_config_refusals():
     for bad, key in (("search=heuristic", "search"), ("search=netsearch:net=x", "search"), ("rounds=0", "rounds"),
-                     ("precision=float16", "precision"), ("targets=both", "targets")):
+                     ("precision=float16", "precision"), ("targets=both", "targets"), ("retest=-1", "retest")):
         with pytest.raises(ConfigError, match=key):
             load_ei_config(SMOKE, [bad])
 
@@ -124,3 +132,4 @@ def test_more_rounds_extend_a_run_and_other_knobs_do_not():
     two, three = load_ei_config(SMOKE), load_ei_config(SMOKE, ["rounds=3"])
     assert ei._round_config(two, 1, net) == ei._round_config(three, 1, net)
     assert ei._round_config(two, 1, net) != ei._round_config(load_ei_config(SMOKE, ["decisions=700"]), 1, net)
+    assert ei._round_config(two, 1, net) == ei._round_config(load_ei_config(SMOKE, ["retest=0"]), 1, net)
