@@ -295,3 +295,24 @@ def test_the_search_overrides_the_network_only_when_sure():
     assert not p._better(steady)  # and by more than margin points
     loose = NetSearchPolicy(samples=2, bids=2, seed=1, confidence=0.0)  # any gain above margin
     assert loose._better(noisy) and not loose._better(-steady)
+
+
+def test_split_tests_the_chosen_candidates_gain_on_deals_that_did_not_choose_it():
+    """A candidate that looks best only on the even deals (a lucky draw) is taken on the whole
+    sample's gain, but not when its gain is tested on the odd deals; a gain on every deal is
+    taken either way."""
+    cands = np.array([10, 11, 12])
+    lucky = np.zeros((16, 3))
+    lucky[0::2, 1] = 100.0  # candidate 11: +100 on the even deals, -10 on the odd ones
+    lucky[1::2, 1] = -10.0
+    steady = np.zeros((16, 3))
+    steady[:, 2] = 20.0 + np.tile([1.0, -1.0], 8)
+    whole = NetSearchPolicy(samples=2, bids=2, seed=1)
+    split = NetSearchPolicy(samples=2, bids=2, seed=1, split=1)
+    assert whole._override(lucky, cands, 0) == 11 and split._override(lucky, cands, 0) == 10
+    assert whole._override(steady, cands, 0) == 12 and split._override(steady, cands, 0) == 12
+    assert split._override(steady, cands, 2) == 12  # the network's own candidate best: kept
+    assert split._override(steady[:3], cands, 0) == 12  # under four deals: no halves to split
+    for bad in ("2", "-1", "0.5"):
+        with pytest.raises(PolicyNameError, match="split"):
+            make_policy(f"netsearch:split={bad}")

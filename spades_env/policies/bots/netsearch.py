@@ -33,7 +33,9 @@ The candidates: every legal card (or the network's ``cards`` most likely ones), 
 network's ``bids`` most likely bids. The best-valued candidate replaces the network's own
 choice only when its gain over it, on the same deals, is more than ``margin`` points and
 more than ``confidence`` standard errors of that paired gain; otherwise (ties included) the
-network's choice stands. The Blind Nil choice, the exchange and the two-player draw are
+network's choice stands. With ``split=1`` the best candidate is chosen on half of the deals and
+its gain tested on the other half (the gain of the best of several candidates, measured on the
+deals that chose it, leans high). The Blind Nil choice, the exchange and the two-player draw are
 the network's. The search reads only the seat's observation (decoded with the core's decoder);
 given ``samples`` it is a function of the observation and the seed.
 
@@ -88,6 +90,7 @@ OPTIONS: dict[str, tuple[type, float, float]] = {
     "margin": (float, 0.0, 1000.0),
     "draws": (int, 1, 64),
     "confidence": (float, 0.0, 10.0),
+    "split": (int, 0, 1),
 }
 """``netsearch`` options: (type, low, high); a float's low bound is excluded for ``budget``
 only. ``net`` is a shipped agent id or a checkpoint folder (its network plays and infers)."""
@@ -362,6 +365,7 @@ class NetSearchPolicy(ScriptedBot):
         margin: float = 0.0,
         draws: int = 8,
         confidence: float = 2.0,
+        split: int = 0,
         actor: NumpyActor | None = None,
     ) -> None:
         super().__init__(rules, seed=seed)
@@ -379,6 +383,7 @@ class NetSearchPolicy(ScriptedBot):
             ("margin", margin),
             ("draws", draws),
             ("confidence", confidence),
+            ("split", split),
         ):
             if v is None:
                 continue
@@ -393,7 +398,7 @@ class NetSearchPolicy(ScriptedBot):
         self.n_bids, self.n_cards = int(bids), int(cards)
         self.infer, self.floor = float(infer), float(floor)
         self.value, self.bag_cost, self.endgame, self.margin = int(value), float(bag_cost), int(endgame), float(margin)
-        self.draws, self.confidence = int(draws), float(confidence)
+        self.draws, self.confidence, self.split = int(draws), float(confidence), int(split)
         self.net = net
         if actor is None:
             actor = load_actor_of(net, rules)
@@ -495,11 +500,21 @@ class NetSearchPolicy(ScriptedBot):
         means = vals.mean(axis=0)
         self.last_values[cands] = means
         net = self._net_choice()
-        best = int(np.argmax(means))
         if net not in cands:
+            return int(cands[int(np.argmax(means))])
+        return int(self._override(vals, cands, int(np.flatnonzero(cands == net)[0])))
+
+    def _override(self, vals: np.ndarray, cands: np.ndarray, j: int) -> int:
+        """The action played, from the candidates' values on each deal ``vals[k, a]`` and the
+        network's candidate ``j``: the best-valued candidate where :meth:`_better` accepts its
+        gain over the network's, else the network's. With ``split``, the best is chosen on the
+        even deals and its gain tested on the odd ones: a gain measured on the deals that chose
+        the candidate leans high (the best of several noisy gains), one on other deals does not."""
+        pick, test = (vals[0::2], vals[1::2]) if self.split and len(vals) >= 4 else (vals, vals)
+        best = int(np.argmax(pick.mean(axis=0)))
+        if best != j and self._better(test[:, best] - test[:, j]):
             return int(cands[best])
-        j = int(np.flatnonzero(cands == net)[0])
-        return int(cands[best]) if self._better(vals[:, best] - vals[:, j]) else net
+        return int(cands[j])
 
     def _better(self, gain: np.ndarray) -> bool:
         """Whether the searched action beats the network's: its mean gain over the deals
