@@ -381,7 +381,6 @@ def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path, start
     t0 = time.monotonic()
     data = generate(bcfg, folder / "data")
     own = len(data["action"])
-    retest = retest_round(cfg, r, net, data) if cfg.retest > 0 else None
     earlier = [str(folder.parent / f"round_{q}" / "data") for q in range(max(1, r - cfg.replay_rounds), r)]
     if earlier:
         data = saved_data(earlier, True, first=data)
@@ -412,6 +411,7 @@ def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path, start
     }
     path = save_checkpoint(folder / "final", model, meta)
     check = vs_start(path, start, seed=cfg.seed) if start is not None else None
+    retest = retest_round(cfg, r, net, {k: v[:own] for k, v in data.items()}) if cfg.retest > 0 else None
     tmp = folder / ".round.json.tmp"
     record = {"key": key, "decisions": own, "valued": valued, "data_seconds": round(t1 - t0, 1),
               "fit_seconds": round(t2 - t1, 1), "history": history, "retest": retest, "vs_start": check}
