@@ -28,11 +28,15 @@ class ActingPolicy(Protocol):
 
 
 def network_choices(actor: Any, obs: np.ndarray, mask: np.ndarray, batch: int = 4096) -> np.ndarray:
-    """The network's argmax action on each row (``actor``: a NumPy actor with ``logits``)."""
+    """The network's own action on each row, as its deterministic policy plays it (``actor``: a
+    NumPy actor; :meth:`CheckpointPolicy.act_batch`, in batches of ``batch`` rows)."""
+    from spades_env.policies.checkpoint import CheckpointPolicy
+
+    policy = CheckpointPolicy(actor, deterministic=True)
     out = np.empty(len(obs), dtype=np.int64)
     for s in range(0, len(obs), batch):
         x = np.asarray(obs[s : s + batch], dtype=np.float32)
-        out[s : s + batch] = actor.logits(x, np.asarray(mask[s : s + batch]).astype(np.int8)).argmax(1)
+        out[s : s + batch] = policy.act_batch(x, np.asarray(mask[s : s + batch]).astype(np.int8))
     return out
 
 
