@@ -89,7 +89,8 @@ class BCConfig:
     label: str = "all"
     """Which decisions are labelled (:data:`LABELS`): ``all``, or ``nil_cards``, only the card
     plays of hands where a seat bid Nil or Blind Nil (the teacher is asked nothing else; needs
-    ``play_by`` with ``play_share: 1``)."""
+    ``play_by``, which then plays every unlabelled decision and ``play_share`` of the labelled
+    ones: ``play_share: 0`` plays the teacher's action wherever it labels, its own line)."""
     soft_temperature: float = 0.0
     """0: imitate the teacher's action (cross-entropy on one label). > 0: imitate the
     teacher's values where it has them (L3's searched mean hand margins, or the rollout
@@ -155,8 +156,8 @@ class BCConfig:
             ("opponent_share", 0.0 <= self.opponent_share <= 1.0, "must be in [0, 1]"),
             ("opponents", bool(self.opponents) or self.opponent_share == 0, "needs a bots name when opponent_share > 0"),
             ("label", self.label in LABELS, f"must be one of {list(LABELS)}"),
-            ("label", self.label == "all" or (bool(self.play_by) and self.play_share == 1.0),
-             "a filter needs play_by with play_share 1 (the unlabelled decisions are the student's)"),
+            ("label", self.label == "all" or bool(self.play_by),
+             "a filter needs play_by (the unlabelled decisions are the student's)"),
             ("soft_temperature", self.soft_temperature >= 0.0, "must be >= 0 (0: the one label)"),
             ("regret_coef", self.regret_coef >= 0.0, "must be >= 0 (0: cross-entropy only)"),
             ("regret_coef", self.regret_coef == 0 or self.soft_temperature > 0, "needs soft_temperature > 0 (the values)"),
@@ -236,6 +237,14 @@ def nil_card_rows(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     return (observations[:, O_PHASE + L.PH_PLAY] > 0.5) & nil & choice
 
 
+def student_rows(draws: np.ndarray, play_share: float, labelled: np.ndarray | None = None) -> np.ndarray:
+    """``bool [N]``: the decisions the student (``play_by``) plays: those whose uniform
+    ``draws`` fall below ``play_share``, and every decision the teacher did not label
+    (``labelled`` False: it was asked nothing there)."""
+    take = np.asarray(draws) < play_share
+    return take if labelled is None else take | ~np.asarray(labelled, dtype=bool)
+
+
 def teacher_chunk(
     rules_name: Any,
     teacher: str,
@@ -259,7 +268,8 @@ def teacher_chunk(
     ``opponents``: bots that play seats 1 and 3 of the first ``round(opponent_share *
     num_envs)`` game slots (one name per slot in turn), their decisions labelled too.
     ``label`` (:data:`LABELS`): ``"nil_cards"`` records only the card plays of Nil hands and
-    asks the teacher nothing else (``play_by`` must then play every decision)."""
+    asks the teacher nothing else (``play_by`` then plays every other decision, and
+    ``play_share`` of the labelled ones: :func:`student_rows`)."""
     from spades_env.envs.vector import VectorSpades
     from spades_env.policies.bots import make_policy
     from spades_env.policies.driver import seated_actions
@@ -272,8 +282,8 @@ def teacher_chunk(
     res = eng.reset(seed=seed)
     if label not in LABELS:
         raise ValueError(f"teacher_chunk: label must be one of {list(LABELS)}, got {label!r}")
-    if label != "all" and not (play_by and play_share == 1.0):
-        raise ValueError("teacher_chunk: a label filter needs play_by playing every decision (play_share 1)")
+    if label != "all" and not play_by:
+        raise ValueError("teacher_chunk: a label filter needs play_by (it plays the unlabelled decisions)")
     size = -(-n // num_envs) * num_envs
     obs = np.empty((size, OBS_SIZE), dtype=np.float16)
     obs_t = torch.from_numpy(obs)
@@ -331,7 +341,7 @@ def teacher_chunk(
         got += len(idx)
         played = acts.copy()  # what the seats play; the label stays the teacher's
         if student is not None:
-            take = share_rng.random(num_envs) < play_share
+            take = student_rows(share_rng.random(num_envs), play_share, labelled)
             if take.any():
                 who = np.flatnonzero(take)
                 played[who] = act_rows([student] * len(who), res.obs[who], res.mask[who])

@@ -80,7 +80,8 @@ class ExpertIterationConfig:
     label: str = "all"
     """Which decisions the search labels (``training.bc.LABELS``): ``all``, or ``nil_cards``,
     only the card plays of hands where a seat bid Nil or Blind Nil (where the search gains;
-    the network plays the rest unlabelled; needs ``play_share: 1``)."""
+    the network plays the rest unlabelled, and ``play_share`` of the labelled ones: with
+    ``play_share: 0`` the search plays every card it labels, and the data follows its line)."""
     decisions: int = 200_000
     """Decisions labelled per round."""
     chunk_decisions: int = 5_000
@@ -153,7 +154,6 @@ class ExpertIterationConfig:
             ("val_share", 0.0 <= self.val_share < 1.0, "must be in [0, 1)"),
             ("retest", self.retest >= 0, "must be >= 0"),
             ("label", self.label in LABELS, f"must be one of {list(LABELS)}"),
-            ("label", self.label == "all" or self.play_share == 1.0, "a filter needs play_share: 1"),
         ]
         for key, ok, msg in checks:
             if not ok:
@@ -193,7 +193,7 @@ def round_bc_config(cfg: ExpertIterationConfig, r: int, net: Path) -> Any:
         teacher=f"{cfg.search},net={net}",
         init_from=str(net),
         bidding_weight=cfg.bidding_weight,
-        play_by=str(net) if cfg.play_share > 0 else "",
+        play_by=str(net) if cfg.play_share > 0 or cfg.label != "all" else "",
         play_share=cfg.play_share,
         soft_temperature=cfg.soft_temperature,
         regret_coef=cfg.regret_coef,

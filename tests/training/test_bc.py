@@ -479,15 +479,51 @@ def test_label_nil_cards_keeps_only_the_card_plays_of_nil_hands():
     for k in ("obs", "mask", "action"):  # the unfiltered chunk's rows, in order
         np.testing.assert_array_equal(only[k], every[k][keep][:300], err_msg=k)
     with pytest.raises(ValueError, match="play_by"):
-        teacher_chunk(fam, "greedy", 100, 16, 7, None, "heuristic", 0.5, label="nil_cards")
+        teacher_chunk(fam, "greedy", 100, 16, 7, None, "", 1.0, label="nil_cards")
     with pytest.raises(ValueError, match="label must be one of"):
         teacher_chunk(fam, "greedy", 100, 16, 7, None, "heuristic", 1.0, label="nils")
     with pytest.raises(ConfigError, match="'label'"):
         load_bc_config(BC, TINY + ["label=nils"])
     with pytest.raises(ConfigError, match="'label'"):
-        load_bc_config(BC, TINY + ["label=nil_cards", "play_by=heuristic", "play_share=0.5"])
+        load_bc_config(BC, TINY + ["label=nil_cards", "play_share=1.0"])  # nobody for the rest
     shipped = load_bc_config(BC, TINY + ["label=nil_cards", "play_by=spades4_net_v1", "play_share=1.0"])
     assert shipped.play_by == "spades4_net_v1"  # a shipped agent id plays, as a bots name or a path does
+
+
+def _played_after(obs: np.ndarray) -> list[tuple[int, int]]:
+    """Pairs ``(row, card)`` of one game's consecutive rows where the next row shows the card
+    this row's seat played (exactly one more card played, the trick still open)."""
+    from spades_env.core.observation import SLICES
+
+    played = obs[:, SLICES["played"]].sum(axis=1)
+    trick = obs[:, SLICES["trick"]].reshape(len(obs), 4, 52)
+    out = []
+    for r in range(len(obs) - 1):
+        if played[r + 1] == played[r] + 1 and trick[r + 1, 3].any():  # relative seat 3: the seat before
+            out.append((r, int(trick[r + 1, 3].argmax())))
+    return out
+
+
+def test_student_rows_and_a_label_filter_with_the_teacher_playing_its_labels():
+    """With a label filter the student plays every unlabelled decision and ``play_share`` of
+    the labelled ones: at 0 the teacher's label is the card played, at 1 the student's is."""
+    from training.bc import student_rows
+
+    draws = np.array([0.1, 0.6, 0.1, 0.6])
+    np.testing.assert_array_equal(student_rows(draws, 0.5), [True, False, True, False])
+    np.testing.assert_array_equal(student_rows(draws, 0.5, np.array([True, True, False, False])),
+                                  [True, False, True, True])
+    np.testing.assert_array_equal(student_rows(draws, 0.0, np.array([True, False, True, False])),
+                                  [False, True, False, True])
+    fam = ["house", {"name": "no_blind", "blind_nil": False, "blind_nil_exchange": 0}]
+    mismatched = {}
+    for share in (0.0, 1.0):  # one game slot: the rows are one game's decisions in order
+        chunk = teacher_chunk(fam, "greedy", 400, 1, 3, None, "heuristic", share, label="nil_cards")
+        pairs = _played_after(chunk["obs"].astype(np.float32))
+        assert len(pairs) > 50
+        mismatched[share] = sum(card != int(chunk["action"][r]) for r, card in pairs)
+    assert mismatched[0.0] == 0  # the teacher played every card it labelled
+    assert mismatched[1.0] > 0  # the student (another bot) played them
 
 
 def test_chunks_are_made_again_when_a_checkpoint_they_used_changes(tmp_path, monkeypatch):

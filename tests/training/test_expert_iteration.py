@@ -120,9 +120,12 @@ def test_a_rules_family_and_a_label_filter_reach_the_rounds_data():
     assert bcfg.label == "nil_cards" and bcfg.rules_weights == (1, 2)
     assert [r if isinstance(r, str) else r["name"] for r in bcfg.rules_family] == ["house", "no_blind"]
     assert bcfg.validate() is None  # netsearch reads each game's rules from its observation
-    for bad, key in (("label=nils", "label"), ("play_share=0.5", "label"), ("rules_weights=[1, 2, 3]", "rules_weights")):
+    for bad, key in (("label=nils", "label"), ("play_share=1.5", "play_share"), ("rules_weights=[1, 2, 3]", "rules_weights")):
         with pytest.raises(ConfigError, match=key):
             load_ei_config(SMOKE, [f"rules_family={fam}", "label=nil_cards", bad])
+    own_line = round_bc_config(load_ei_config(SMOKE, ["label=nil_cards", "play_share=0"]), 1, network_dir(cfg.start))
+    assert own_line.play_by == bcfg.play_by and own_line.play_share == 0.0  # the network plays the unlabelled rest
+    assert own_line.validate() is None
 
 
 def test_more_rounds_extend_a_run_and_other_knobs_do_not():
