@@ -136,6 +136,8 @@ def test_replay_of_deep_non_utf8_and_duplicate_key_files(tmp_path):
         ("search:samples=0", "option samples must be positive"),
         ("search:noise=5000", "option noise must be an integer in 0..1000"),
         ("nobot", "unknown policy 'nobot'"),
+        ("netsearch:net=.", "net='.' is not a network"),  # a folder without a checkpoint
+        ("netsearch:samples=x", "option samples='x' is not a valid int"),
     ],
 )
 def test_eval_with_a_bad_policy_option(tmp_path, name, words):

@@ -595,7 +595,7 @@ def load_actor_of(net: str, rules: Any = None) -> NumpyActor:
     try:
         actor, _ = load_actor(folder)
     except CheckpointError as exc:
-        raise ValueError(
+        raise PolicyNameError(
             f"netsearch: net={net!r} is not a network (a checkpoint folder or a network agent id): {exc}"
         ) from None
     return actor
