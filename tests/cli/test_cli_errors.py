@@ -138,6 +138,7 @@ def test_replay_of_deep_non_utf8_and_duplicate_key_files(tmp_path):
         ("nobot", "unknown policy 'nobot'"),
         ("netsearch:net=.", "net='.' is not a network"),  # a folder without a checkpoint
         ("netsearch:samples=x", "option samples='x' is not a valid int"),
+        ("netsearch:net=spades2_v1", "net='spades2_v1' was trained for 2 players; these rules have 4"),
     ],
 )
 def test_eval_with_a_bad_policy_option(tmp_path, name, words):

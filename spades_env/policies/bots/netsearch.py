@@ -64,7 +64,7 @@ from spades_env.core.actions import BID_BASE, NUM_ACTIONS
 from spades_env.core.engine import apply_action, legal_mask
 from spades_env.core.jit import jit
 from spades_env.core.observation import O_SCORES, OBS_SIZE, SeatView, decode_into, encode_observation
-from spades_env.core.rules import RulesConfig
+from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.policies.base import PolicyNameError
 from spades_env.policies.bots.base import ScriptedBot
 from spades_env.policies.bots.blind_value import win_chance
@@ -586,17 +586,26 @@ class NetSearchPolicy(ScriptedBot):
 
 
 def load_actor_of(net: str, rules: Any = None) -> NumpyActor:
-    """The NumPy actor of ``net`` (a shipped network agent id or a checkpoint folder)."""
-    from spades_env.policies.checkpoint import CheckpointError, load_actor
+    """The NumPy actor of ``net`` (a shipped network agent id or a checkpoint folder); with
+    ``rules``, the network must have been trained for their number of players."""
+    from spades_env.policies.checkpoint import CheckpointError, load_actor, play_settings
     from spades_env.policies.shipped import agents_dir
 
     shipped = agents_dir() / net
     folder = shipped if "/" not in net and shipped.is_dir() else Path(net)
     try:
-        actor, _ = load_actor(folder)
+        actor, meta = load_actor(folder)
     except CheckpointError as exc:
         raise PolicyNameError(
             f"netsearch: net={net!r} is not a network (a checkpoint folder or a network agent id): {exc}"
+        ) from None
+    try:
+        play_settings(folder, meta, rules, None)
+    except CheckpointError:
+        have = (meta.get("rules") or {}).get("num_players")
+        raise PolicyNameError(
+            f"netsearch: net={net!r} was trained for {have} players; these rules have "
+            f"{load_rules(rules).num_players}"
         ) from None
     return actor
 
