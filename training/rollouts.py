@@ -418,7 +418,9 @@ def run(cfg: RolloutConfig, out: str | Path | None = None, overwrite: bool = Fal
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", default=None, help="YAML config (configs/train/rollouts_*.yaml)")
-    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config keys")
+    p.add_argument(  # repeated --set flags add up (with "store", the last one silently replaced the others)
+        "--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="override config keys"
+    )
     p.add_argument("--out", default=None, help="output folder (default runs/<run_name>)")
     p.add_argument("--overwrite", action="store_true", help="replace a run with other settings in --out")
     p.add_argument(

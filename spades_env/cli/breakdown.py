@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from spades_env.cli.common import ListOption
 from spades_env.core.rules import RULE_VARIANTS, rules_item
 from spades_env.core.validate import InputError, check_count, check_int
 from spades_env.eval.breakdown import GROUPINGS, breakdown, breakdown_table, play_breakdown
@@ -67,12 +68,14 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--opponents",
         nargs="+",
+        action=ListOption,
         default=list(DEFAULT_OPPONENTS),
         help=f"opponent policies, each as a team of two; one table each (default {' '.join(DEFAULT_OPPONENTS)})",
     )
     p.add_argument(
         "--rules",
         nargs="+",
+        action=ListOption,
         default=list(DEFAULT_RULES),
         help="presets, YAML files, variants (" + ", ".join(RULE_VARIANTS) + ") or JSON objects on the tournament "
         f"rules, as spades matrix takes them; one table each (default {' '.join(DEFAULT_RULES)})",

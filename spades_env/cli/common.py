@@ -57,6 +57,18 @@ def seat_help(what: str) -> str:
 
 
 # ---- the arena commands: eval, tournament, gauntlet, matrix --------------------------------------
+class ListOption(argparse.Action):
+    """A list option whose repeats add up: ``--rules a --rules b`` is ``--rules a b`` (argparse's
+    ``store`` kept only the last; the first occurrence replaces the default, later ones extend)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        current = getattr(namespace, self.dest, None)
+        if current is None or current is self.default:
+            current = []
+        setattr(namespace, self.dest, [*current, *values])  # type: ignore[misc]
+
+
 def add_matchup_arguments(p: argparse.ArgumentParser, games: int, games_help: str) -> None:
     """The arguments ``spades gauntlet`` and ``spades matrix`` share: POLICY, ``--games``,
     ``--opponents`` and ``--partner``."""
@@ -68,6 +80,7 @@ def add_matchup_arguments(p: argparse.ArgumentParser, games: int, games_help: st
     p.add_argument(
         "--opponents",
         nargs="*",
+        action=ListOption,
         default=list(DEFAULT_OPPONENTS),
         help="opponent policies, each as a team of two (none: only the mixed pair; default "
         f"{' '.join(DEFAULT_OPPONENTS)})",

@@ -12,7 +12,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spades_env.cli.common import add_format_and_seed, add_matchup_arguments, check_policies, wrote
+from spades_env.cli.common import (
+    ListOption,
+    add_format_and_seed,
+    add_matchup_arguments,
+    check_policies,
+    wrote,
+)
 from spades_env.core.rules import RULE_VARIANTS, rules_item
 from spades_env.core.validate import InputError, check_count, check_int
 from spades_env.eval import report
@@ -39,6 +45,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--rules",
         nargs="+",
+        action=ListOption,
         default=list(DEFAULT_RULES),
         help="presets, YAML files, variants (" + ", ".join(RULE_VARIANTS) + ") or JSON objects on the tournament "
         f"rules, each optionally LABEL=...; default {' '.join(DEFAULT_RULES)}",

@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 from spades_env.cli.common import (
+    ListOption,
     add_arena_arguments,
     check_arena_arguments,
     check_policies,
@@ -37,11 +38,11 @@ def register(subparsers: Any) -> None:
         description="A knockout bracket (byes drawn from the seed) and round-robin OpenSkill ratings of "
         "--teams, and/or a mixed-partner table of --partners against --against.",
     )
-    t.add_argument("--teams", nargs="+", default=None, help="teams (a name, or two names joined by '+')")
+    t.add_argument("--teams", nargs="+", action=ListOption, default=None, help="teams (a name, or two names joined by '+')")
     t.add_argument("--boards", type=int, default=4, help="duplicate boards per pairing (default 4)")
     t.add_argument("--no-bracket", action="store_true", help="skip the knockout bracket")
     t.add_argument("--no-round-robin", action="store_true", help="skip the round robin")
-    t.add_argument("--partners", nargs="+", default=None, help="policies for the mixed-partner table")
+    t.add_argument("--partners", nargs="+", action=ListOption, default=None, help="policies for the mixed-partner table")
     t.add_argument("--against", default="heuristic", help="opponent team of the mixed-partner table")
     t.add_argument(
         "--quick",

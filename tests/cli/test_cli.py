@@ -278,3 +278,27 @@ def test_eval_reads_rules_as_every_arena_command_does(tmp_path, capsys) -> None:
         assert report["rules"][key] == value
     assert main(["eval", "random", "random", "--rules", "no_such_rules"]) == 2
     assert "unknown rules preset 'no_such_rules'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "key", "want"),
+    [
+        (["breakdown", "x", "--rules", "house", "--rules", "no_blind"], "rules", ["house", "no_blind"]),
+        (["breakdown", "x", "--opponents", "a", "b", "--opponents", "c"], "opponents", ["a", "b", "c"]),
+        (["matrix", "x", "--rules", "house", "--rules", "tournament"], "rules", ["house", "tournament"]),
+        (["matrix", "x", "--opponents", "a", "--opponents", "b"], "opponents", ["a", "b"]),
+        (["gauntlet", "x", "--opponents"], "opponents", []),
+        (["tournament", "--teams", "a", "b", "--teams", "c"], "teams", ["a", "b", "c"]),
+        (["tournament", "--partners", "a", "--partners", "b"], "partners", ["a", "b"]),
+    ],
+)
+def test_a_repeated_list_option_adds_up(argv, key, want) -> None:
+    """``--rules a --rules b`` is ``--rules a b``: the first list is not silently dropped, and
+    the default is replaced, not extended."""
+    from spades_env.cli.main import build_parser
+
+    parser = build_parser()
+    base = argv[:1] if argv[0] == "tournament" else argv[:2]
+    before = getattr(parser.parse_args(base), key)
+    assert getattr(parser.parse_args(argv), key) == want
+    assert getattr(parser.parse_args(base), key) == before != want  # the default list untouched

@@ -155,6 +155,16 @@ def test_report_of_a_folder_without_chunks_is_a_clear_error(tmp_path, capsys):
     assert "no rollout chunks (chunk_*.npz) in" in capsys.readouterr().err
 
 
+def test_repeated_set_flags_all_apply(capsys):
+    """``--set a --set b`` and ``--set a b`` give the same overrides (the first is not dropped)."""
+    from training.rollouts import main
+
+    for argv in (["--set", "hands=0", "--set", "chunk_hands=0"], ["--set", "hands=0", "chunk_hands=0"]):
+        assert main(["--config", str(BIDS), *argv]) == 2
+        err = capsys.readouterr().err
+        assert "overrides hands=0 chunk_hands=0" in err and "key 'hands'" in err
+
+
 def test_workers_make_the_same_data(tmp_path):
     one = saved_data([str(run(load_rollout_config(BIDS, SMALL), tmp_path / "one"))], values=True)
     two = saved_data([str(run(load_rollout_config(BIDS, [*SMALL, "workers=2"]), tmp_path / "two"))], values=True)
