@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
+from typing import Any
 
 from spades_env.core.rules import RulesConfig, rules_item
 from spades_env.core.validate import check_count, check_int
@@ -61,12 +62,12 @@ class ListOption(argparse.Action):
     """A list option whose repeats add up: ``--rules a --rules b`` is ``--rules a b`` (argparse's
     ``store`` kept only the last; the first occurrence replaces the default, later ones extend)."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
         current = getattr(namespace, self.dest, None)
         if current is None or current is self.default:
             current = []
-        setattr(namespace, self.dest, [*current, *values])  # type: ignore[misc]
+        setattr(namespace, self.dest, [*current, *values])
 
 
 def add_matchup_arguments(p: argparse.ArgumentParser, games: int, games_help: str) -> None:
