@@ -40,11 +40,13 @@ def _strip(d: Any) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     """Time both paths and print the figures."""
+    from spades_env.cli.common import ListOption
+
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--policy", default="spades4_net_v1", help="agent id or checkpoint path (default spades4_net_v1)")
     p.add_argument("--games", type=int, default=1000, help="games per matchup (default 1000)")
     p.add_argument(
-        "--opponents", nargs="*", default=None, help="default: the gauntlet's (random greedy heuristic)"
+        "--opponents", nargs="*", action=ListOption, default=None, help="default: the gauntlet's (random greedy heuristic)"
     )
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--workers", type=int, default=2, help="processes of the one-at-a-time path (default 2)")

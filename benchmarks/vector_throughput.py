@@ -67,6 +67,7 @@ except ModuleNotFoundError:  # run from a checkout without installing
 
 import numba  # noqa: E402
 
+from spades_env.cli.common import ListOption  # noqa: E402
 from spades_env.core import layout as L  # noqa: E402
 from spades_env.core.observation import OBS_SIZE  # noqa: E402
 from spades_env.envs.vector import RandomLegal, VectorSpades  # noqa: E402
@@ -320,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rounds", type=int, default=3, help="interleaved rounds; medians are reported (default 3)"
     )
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 4096])
+    parser.add_argument("--sizes", type=int, nargs="+", action=ListOption, default=[1024, 4096])
     parser.add_argument(
         "--threads", type=int, default=2, help="threads (and OpenSpiel processes) of the multi-core rows"
     )
@@ -329,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         ("--obs-dtypes", ["float32", "uint8"], "observation dtypes of the outside-core rows"),
         ("--samplers", ["compiled"], "how the outside-core rows choose their actions"),
     ):
-        parser.add_argument(flag, nargs="+", default=choices, choices=choices, help=f"{what} (default all)")
+        parser.add_argument(flag, nargs="+", action=ListOption, default=choices, choices=choices, help=f"{what} (default all)")
     parser.add_argument(
         "--threading-layer",
         default="default",

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from spades_env.cli.common import ListOption
 from spades_env.core import layout as L
 from spades_env.core.actions import BID_BASE, NUM_ACTIONS
 from spades_env.core.observation import public_bids
@@ -424,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=None, help="output folder (default runs/<run_name>)")
     p.add_argument("--overwrite", action="store_true", help="replace a run with other settings in --out")
     p.add_argument(
-        "--report", nargs="+", default=None, metavar="DATA",
+        "--report", nargs="+", action=ListOption, default=None, metavar="DATA",
         help="print what changing each bid would have scored, from saved data folders (no run)",
     )
     args = p.parse_args(argv)

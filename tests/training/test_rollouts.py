@@ -153,6 +153,9 @@ def test_report_of_a_folder_without_chunks_is_a_clear_error(tmp_path, capsys):
         deviation_report([str(tmp_path)])
     assert main(["--report", str(tmp_path / "nope")]) == 2
     assert "no rollout chunks (chunk_*.npz) in" in capsys.readouterr().err
+    # repeated --report flags add up: the first folder is read (and named), not dropped
+    assert main(["--report", str(tmp_path / "first"), "--report", str(tmp_path / "second")]) == 2
+    assert f"no rollout chunks (chunk_*.npz) in {tmp_path / 'first'}" in capsys.readouterr().err
 
 
 def test_repeated_set_flags_all_apply(capsys):
