@@ -116,7 +116,8 @@ class BCConfig:
     workers: int = 2
     """Processes generating data."""
     val_share: float = 0.02
-    """Share of the data held out for the accuracy."""
+    """Share of the data held out for the accuracy: the last rows, the games recorded last
+    (:func:`holdout_split`)."""
     hidden: tuple[int, ...] = (256, 256)
     """Actor hidden layer sizes (PPO's ``hidden`` must match to start from this)."""
     critic_hidden: tuple[int, ...] = (256, 256)
@@ -555,6 +556,16 @@ def _share(hits: torch.Tensor) -> float:
     return float(hits.float().mean()) if len(hits) else float("nan")
 
 
+def holdout_split(n: int, val_share: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """The validation rows and the training rows of ``n`` recorded decisions: the last
+    ``int(n * val_share)`` rows (the games recorded last) are held out, not random rows. The
+    decisions of one hand are correlated, so random rows held out beside the rest of their
+    hands overstate how well a fit carries to new deals (on 520,000 L3 labels: a card-play
+    regret of 3.4 points on random rows against 4.4 on unseen games)."""
+    n_val = int(n * val_share)
+    return torch.arange(n - n_val, n), torch.arange(0, n - n_val)
+
+
 def card_play_rows(obs: torch.Tensor) -> torch.Tensor:
     """Which observations are card-play decisions (the phase one-hot of the observation)."""
     return obs[:, O_PHASE + L.PH_PLAY] > 0.5
@@ -624,9 +635,7 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
     action = torch.from_numpy(data["action"].astype(np.int64))
     values = torch.from_numpy(data["values"]) if cfg.soft_temperature > 0 and "values" in data else None
     n = len(action)
-    order = torch.randperm(n, generator=gen)
-    n_val = int(n * cfg.val_share)
-    val, train_idx = order[:n_val], order[n_val:]
+    val, train_idx = holdout_split(n, cfg.val_share)
     opt = torch.optim.Adam(model.actor.parameters(), lr=cfg.learning_rate)
     steps_per_epoch = -(-len(train_idx) // cfg.batch_size)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=cfg.epochs * steps_per_epoch)
@@ -665,7 +674,7 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
             hits += int((logits.detach().argmax(-1) == action[mb]).sum())
             count += len(mb)
         vh = _hits(model, obs[val], mask[val], action[val])
-        play = card_play_rows(obs[val]) if n_val else torch.zeros(0, dtype=torch.bool)
+        play = card_play_rows(obs[val]) if len(val) else torch.zeros(0, dtype=torch.bool)
         row = {
             "epoch": epoch + 1,
             "loss": total / max(count, 1),

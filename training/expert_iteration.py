@@ -116,7 +116,8 @@ class ExpertIterationConfig:
     torch_threads: int = 2
     """``torch.set_num_threads`` for the fit."""
     val_share: float = 0.02
-    """Share of each round's data held out for the accuracy and the regret."""
+    """Share of each round's data held out for the accuracy and the regret: its last rows
+    (:func:`training.bc.holdout_split`)."""
     retest: int = 200
     """Override rows, and as many kept rows, of each round searched again with another seed
     (``training.retest``: how many of the search's overrides it reproduces; ``round.json``'s
@@ -222,7 +223,14 @@ def fit(
 
     from spades_env.core.actions import NUM_ACTIONS
     from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE
-    from training.bc import card_play_regret, card_play_rows, expected_regret, imitation_loss, soft_targets
+    from training.bc import (
+        card_play_regret,
+        card_play_rows,
+        expected_regret,
+        holdout_split,
+        imitation_loss,
+        soft_targets,
+    )
     from training.network import ActorCritic, masked_logits, matmul_precision, run_mlp
     from training.resume import init_weights
     from training.sparse_input import SparseRows
@@ -238,9 +246,7 @@ def fit(
     action = torch.from_numpy(data["action"].astype(np.int64))
     values = torch.from_numpy(data["values"])
     n = len(action)
-    order = torch.randperm(n, generator=gen)
-    n_val = int(n * bcfg.val_share)
-    val, train_idx = order[:n_val], order[n_val:]
+    val, train_idx = holdout_split(n, bcfg.val_share)
     opt = torch.optim.Adam(model.actor.parameters(), lr=bcfg.learning_rate)
     steps = max(1, bcfg.epochs * -(-len(train_idx) // bcfg.batch_size))
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
@@ -270,7 +276,7 @@ def fit(
             total += float(loss.detach()) * len(mb)
             count += len(mb)
         row: dict[str, Any] = {"epoch": epoch + 1, "loss": total / max(count, 1)}
-        if n_val:
+        if len(val):
             with torch.no_grad():
                 lv = masked_logits(model.actor(obs[val].float()), mask[val])
             row["val_agreement"] = float((lv.argmax(-1) == action[val]).float().mean())

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 from spades_env.core.observation import O_SCORES, OBS_SIZE, obs_bounds  # noqa: E402
 from spades_env.core.rules import load_rules  # noqa: E402
-from training.bc import fit, load_bc_config, run, teacher_chunk  # noqa: E402
+from training.bc import fit, holdout_split, load_bc_config, run, teacher_chunk  # noqa: E402
 from training.checkpoint import CheckpointError, load_checkpoint  # noqa: E402
 from training.config import ConfigError  # noqa: E402
 from training.ppo import load_train_config, train  # noqa: E402
@@ -78,6 +78,32 @@ def test_fit_learns_the_teacher():
     uniform = float(np.mean(1.0 / legal))
     assert history[-1]["val_accuracy"] > uniform + 0.25
     assert history[-1]["loss"] < history[0]["loss"]
+
+
+def test_holdout_is_the_last_rows():
+    val, train_rows = holdout_split(1000, 0.05)
+    assert val.tolist() == list(range(950, 1000))
+    assert train_rows.tolist() == list(range(950))
+    val, train_rows = holdout_split(7, 0.0)
+    assert len(val) == 0 and len(train_rows) == 7
+
+
+def test_fit_validates_on_rows_it_never_trained_on():
+    # Changing the labels of the held-out tail leaves the training exactly as it was (the fit
+    # never reads those rows) and moves only the validation accuracy.
+    cfg = load_bc_config(BC, TINY + ["decisions=3000", "epochs=3", "learning_rate=0.003", "val_share=0.2"])
+    data = teacher_chunk(cfg.rules, cfg.teacher, cfg.decisions, cfg.num_envs, seed=7)
+    changed = {k: v.copy() for k, v in data.items()}
+    val, _ = holdout_split(len(data["action"]), cfg.val_share)
+    for i in val.tolist():
+        other = [a for a in np.flatnonzero(data["mask"][i]) if a != data["action"][i]]
+        if other:
+            changed["action"][i] = other[0]
+    _, plain = fit(cfg, data)
+    _, moved = fit(cfg, changed)
+    assert [h["loss"] for h in moved] == [h["loss"] for h in plain]
+    assert [h["train_accuracy"] for h in moved] == [h["train_accuracy"] for h in plain]
+    assert moved[-1]["val_accuracy"] < plain[-1]["val_accuracy"] - 0.2
 
 
 def test_fit_same_with_sparse_and_dense_inputs():

@@ -102,7 +102,9 @@ def test_the_fit_follows_the_targets_it_is_given(tmp_path):
         chosen[targets] = lg.argmax(-1).numpy()
         assert lg.shape[1] == NUM_ACTIONS
     assert (chosen["action"] == worst).mean() > 0.6
-    assert (chosen["values"] == best).mean() > 0.6
+    top = np.where(np.isfinite(v), v, -np.inf)
+    picked = top[np.arange(len(rows)), chosen["values"]]
+    assert (picked == top[np.arange(len(rows)), best]).mean() > 0.6  # a best-valued action (ties count)
     assert (chosen["values"] == worst).mean() < 0.3
 
 
