@@ -443,18 +443,21 @@ def saved_chunks(folder: str | Path) -> list[Path]:
 
 
 def saved_data(
-    folders: tuple[str, ...] | list[str], values: bool, first: dict[str, np.ndarray] | None = None
+    folders: tuple[str, ...] | list[str], values: bool, last: dict[str, np.ndarray] | None = None
 ) -> dict[str, np.ndarray]:
-    """The rows of ``first`` (this run's own data, if any) then of every teacher chunk saved
-    in ``folders``, in one set of arrays filled in place; with ``values``, a ``values`` array
+    """The rows of every teacher chunk saved in ``folders``, then those of ``last`` (this
+    run's own data, if any: the held-out tail of :func:`holdout_split` is then this run's
+    newest games), in one set of arrays filled in place; with ``values``, a ``values`` array
     too (NaN where a part has none)."""
-    files = [f for folder in folders for f in saved_chunks(folder)]
-    parts: list[Any] = [first] if first is not None else []
-    sizes = [len(first["action"])] if first is not None else []
-    for f in files:
+    parts: list[Any] = []
+    sizes: list[int] = []
+    for f in [f for folder in folders for f in saved_chunks(folder)]:
         with np.load(f, allow_pickle=False) as z:
             sizes.append(len(z["action"]))
         parts.append(f)
+    if last is not None:
+        parts.append(last)
+        sizes.append(len(last["action"]))
     n = int(sum(sizes))
     data = {
         "obs": np.empty((n, OBS_SIZE), dtype=np.float16),
@@ -719,7 +722,7 @@ def run(cfg: BCConfig, out: str | Path | None = None, overwrite: bool = False) -
     data = generate(cfg, out_dir / "data")
     if cfg.data_from:
         own = len(data["action"])
-        data = saved_data(cfg.data_from, cfg.soft_temperature > 0, first=data)
+        data = saved_data(cfg.data_from, cfg.soft_temperature > 0, last=data)
         print(f"data_from: {len(data['action']) - own} decisions of {', '.join(cfg.data_from)}", flush=True)
     t1 = time.monotonic()
     print(f"data: {len(data['action'])} decisions in {t1 - t0:.0f} s", flush=True)

@@ -389,9 +389,10 @@ def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path, start
     own = len(data["action"])
     earlier = [str(folder.parent / f"round_{q}" / "data") for q in range(max(1, r - cfg.replay_rounds), r)]
     if earlier:
-        data = saved_data(earlier, True, first=data)
+        data = saved_data(earlier, True, last=data)  # this round's games last: the held-out tail
+    mine = slice(len(data["action"]) - own, None)  # this round's own rows
     t1 = time.monotonic()
-    valued = int(np.isfinite(data["values"][:own].astype(np.float32)).any(axis=1).sum())
+    valued = int(np.isfinite(data["values"][mine].astype(np.float32)).any(axis=1).sum())
     print(f"round {r}: {own} decisions ({valued} valued) in {t1 - t0:.0f} s; fitting {len(data['action'])}", flush=True)
     model, history = fit(bcfg, data, cfg.precision, cfg.targets)
     t2 = time.monotonic()
@@ -417,7 +418,7 @@ def run_round(cfg: ExpertIterationConfig, r: int, net: Path, folder: Path, start
     }
     path = save_checkpoint(folder / "final", model, meta)
     check = vs_start(path, start, seed=cfg.seed) if start is not None else None
-    retest = retest_round(cfg, r, net, {k: v[:own] for k, v in data.items()}) if cfg.retest > 0 else None
+    retest = retest_round(cfg, r, net, {k: v[mine] for k, v in data.items()}) if cfg.retest > 0 else None
     tmp = folder / ".round.json.tmp"
     record = {"key": key, "decisions": own, "valued": valued, "data_seconds": round(t1 - t0, 1),
               "fit_seconds": round(t2 - t1, 1), "history": history, "retest": retest, "vs_start": check}

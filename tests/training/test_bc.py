@@ -372,7 +372,7 @@ def test_l3_values_are_its_searched_margins_and_soft_data_records_them(tmp_path)
 
 def test_data_from_fits_on_earlier_runs_chunks(tmp_path):
     """``data_from``: the fit reads the chunks earlier runs saved (with or without values),
-    after the run's own; decisions 0 fits on them alone; a folder without chunks is refused."""
+    before the run's own (last, where the held-out tail is); decisions 0 fits on them alone; a folder without chunks is refused."""
     from training import bc as bc_mod
 
     first = load_bc_config(BC, TINY + ["decisions=600", "chunk_decisions=300"])
@@ -385,9 +385,9 @@ def test_data_from_fits_on_earlier_runs_chunks(tmp_path):
     assert np.array_equal(both["obs"][:600], made["obs"]) and np.array_equal(both["action"][600:], valued["action"])
     assert np.isnan(both["values"][:600].astype(np.float32)).all()  # made without values
     assert np.array_equal(both["values"][600:], valued["values"], equal_nan=True)
-    ahead = bc_mod.saved_data([str(tmp_path / "b" / "data")], values=True, first=made)  # own rows first
-    assert np.array_equal(ahead["obs"][:600], made["obs"]) and np.array_equal(ahead["action"][600:], valued["action"])
-    assert np.isnan(ahead["values"][:600].astype(np.float32)).all()
+    behind = bc_mod.saved_data([str(tmp_path / "b" / "data")], values=True, last=made)  # own rows last
+    assert np.array_equal(behind["obs"][100:], made["obs"]) and np.array_equal(behind["action"][:100], valued["action"])
+    assert np.isnan(behind["values"][100:].astype(np.float32)).all()
     only = load_bc_config(BC, TINY + ["decisions=0", "epochs=1", "data_from=" + str([str(tmp_path / "a" / "data")])])
     ck = run(only, tmp_path / "c")
     _, meta = load_checkpoint(ck)
