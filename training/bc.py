@@ -133,6 +133,10 @@ class BCConfig:
     """Adam learning rate, decayed to 0 along a cosine."""
     torch_threads: int = 2
     """``torch.set_num_threads`` for the fit (0: torch's default)."""
+    suit_augment: bool = False
+    """Show every training row under one of the six relabellings of clubs, diamonds and
+    hearts, drawn afresh each time (:func:`relabel_suits`): the rules never tell the side suits
+    apart, so each recorded decision stands for six. The held-out rows are not relabelled."""
     sparse_input: bool = True
     """Fit with the actor's first layer computed from the observations' non-zero entries only
     (:mod:`training.sparse_input`; the same results to float rounding, faster). ``false``: dense."""
@@ -559,6 +563,35 @@ def _share(hits: torch.Tensor) -> float:
     return float(hits.float().mean()) if len(hits) else float("nan")
 
 
+_SUIT_COLUMNS: dict[str, torch.Tensor] = {}
+
+
+def _suit_columns() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per side-suit relabelling (:data:`~spades_env.core.symmetry.SIDE_SUIT_PERMUTATIONS`):
+    the observation columns, the action columns, and each action's new id."""
+    if not _SUIT_COLUMNS:
+        from spades_env.core.symmetry import SIDE_SUIT_PERMUTATIONS, action_columns, observation_columns
+
+        perms = SIDE_SUIT_PERMUTATIONS
+        _SUIT_COLUMNS["obs"] = torch.from_numpy(np.stack([observation_columns(p) for p in perms]))
+        _SUIT_COLUMNS["act"] = torch.from_numpy(np.stack([action_columns(p) for p in perms]))
+        _SUIT_COLUMNS["new_id"] = torch.argsort(_SUIT_COLUMNS["act"], dim=1)
+    return _SUIT_COLUMNS["obs"], _SUIT_COLUMNS["act"], _SUIT_COLUMNS["new_id"]
+
+
+def relabel_suits(
+    obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor, values: torch.Tensor | None, gen: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """The rows, each under a relabelling of the side suits drawn from ``gen`` (the identity
+    one time in six): observations, masks, actions and values (``None`` stays ``None``)."""
+    obs_cols, act_cols, new_id = _suit_columns()
+    pick = torch.randint(0, len(obs_cols), (len(action),), generator=gen)
+    cols = act_cols[pick]
+    out_values = None if values is None else torch.gather(values, 1, cols)
+    new_action = torch.gather(new_id[pick], 1, action[:, None])[:, 0]
+    return torch.gather(obs, 1, obs_cols[pick]), torch.gather(mask, 1, cols), new_action, out_values
+
+
 def holdout_split(n: int, val_share: float) -> tuple[torch.Tensor, torch.Tensor]:
     """The validation rows and the training rows of ``n`` recorded decisions: the last
     ``int(n * val_share)`` rows (the games recorded last) are held out, not random rows. The
@@ -653,13 +686,15 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
         total, hits, count = 0.0, 0, 0
         for s in it:
             mb = perm[s : s + cfg.batch_size]
-            x = obs[mb]
+            x, m, a, v = obs[mb], mask[mb], action[mb], (values[mb] if values is not None else None)
+            if cfg.suit_augment:
+                x, m, a, v = relabel_suits(x, m, a, v, gen)
             xin = SparseRows.from_dense(x.float().numpy()) if cfg.sparse_input else x.float()
-            logits = masked_logits(run_mlp(model.actor, xin), mask[mb])
-            target, has = soft_targets(values[mb], mask[mb], cfg.soft_temperature) if values is not None else (None, None)
-            ce = imitation_loss(logits, action[mb], target, has)
-            if cfg.regret_coef > 0 and values is not None:
-                ce = ce + cfg.regret_coef * expected_regret(logits, values[mb], mask[mb])
+            logits = masked_logits(run_mlp(model.actor, xin), m)
+            target, has = soft_targets(v, m, cfg.soft_temperature) if v is not None else (None, None)
+            ce = imitation_loss(logits, a, target, has)
+            if cfg.regret_coef > 0 and v is not None:
+                ce = ce + cfg.regret_coef * expected_regret(logits, v, m)
             w = torch.where(card_play_rows(x), 1.0, cfg.bidding_weight)
             loss = (ce * w).sum() / w.sum()
             if not math.isfinite(loss.item()):
@@ -674,7 +709,7 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
             opt.step()
             sched.step()
             total += float(loss.detach()) * len(mb)
-            hits += int((logits.detach().argmax(-1) == action[mb]).sum())
+            hits += int((logits.detach().argmax(-1) == a).sum())
             count += len(mb)
         vh = _hits(model, obs[val], mask[val], action[val])
         play = card_play_rows(obs[val]) if len(val) else torch.zeros(0, dtype=torch.bool)

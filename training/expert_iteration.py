@@ -101,6 +101,8 @@ class ExpertIterationConfig:
     """Soft targets (``targets: values``): softmax of the search's values (points) / this."""
     regret_coef: float = 0.0
     """Added expected regret of the network's choice, in points (``training.bc``)."""
+    suit_augment: bool = False
+    """Fit every row under a random relabelling of the side suits (``training.bc``)."""
     bidding_weight: float = 1.0
     """Loss weight of the decisions outside the card play."""
     replay_rounds: int = 1
@@ -198,6 +200,7 @@ def round_bc_config(cfg: ExpertIterationConfig, r: int, net: Path) -> Any:
         play_share=cfg.play_share,
         soft_temperature=cfg.soft_temperature,
         regret_coef=cfg.regret_coef,
+        suit_augment=cfg.suit_augment,
         decisions=cfg.decisions,
         chunk_decisions=cfg.chunk_decisions,
         num_envs=cfg.num_envs,
@@ -229,6 +232,7 @@ def fit(
         expected_regret,
         holdout_split,
         imitation_loss,
+        relabel_suits,
         soft_targets,
     )
     from training.network import ActorCritic, masked_logits, matmul_precision, run_mlp
@@ -256,17 +260,19 @@ def fit(
         total, count = 0.0, 0
         for s in range(0, len(perm), bcfg.batch_size):
             mb = perm[s : s + bcfg.batch_size]
-            x = obs[mb]
+            x, m, a, v = obs[mb], mask[mb], action[mb], values[mb]
+            if bcfg.suit_augment:
+                x, m, a, v = relabel_suits(x, m, a, v, gen)
             with matmul_precision(precision):
                 out = run_mlp(model.actor, SparseRows.from_dense(x.float().numpy()))
-            logits = masked_logits(out.float(), mask[mb])
+            logits = masked_logits(out.float(), m)
             if targets == "values":
-                target, has = soft_targets(values[mb], mask[mb], bcfg.soft_temperature)
-                ce = imitation_loss(logits, action[mb], target, has)
+                target, has = soft_targets(v, m, bcfg.soft_temperature)
+                ce = imitation_loss(logits, a, target, has)
             else:
-                ce = imitation_loss(logits, action[mb], None, None)
+                ce = imitation_loss(logits, a, None, None)
             if bcfg.regret_coef > 0:
-                ce = ce + bcfg.regret_coef * expected_regret(logits, values[mb], mask[mb])
+                ce = ce + bcfg.regret_coef * expected_regret(logits, v, m)
             w = torch.where(card_play_rows(x), 1.0, bcfg.bidding_weight)
             loss = (ce * w).sum() / w.sum()
             opt.zero_grad()
