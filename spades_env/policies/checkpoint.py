@@ -46,7 +46,6 @@ from spades_env.core.observation import (
     score_clip_ok,
 )
 from spades_env.core.rules import RulesConfig, RulesError, load_rules, rules_from_dict
-from spades_env.core.symmetry import SIDE_SUIT_PERMUTATIONS, action_columns, observation_columns
 from spades_env.core.validate import SpadesError
 from spades_env.policies.base import PolicyError, acts_as, policy_name
 
@@ -142,11 +141,6 @@ def _check_widths(mp: Path, key: str, value: Any) -> None:
         )
 
 
-POLICY_KEYS = ("deterministic", "symmetrize")
-"""The play settings a checkpoint's ``meta.json`` may hold under ``policy`` (both true or
-false): play the most likely action; average the logits over the side suits' relabellings."""
-
-
 def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
     """Check a checkpoint's metadata (``mp``: the file, for messages); returns ``meta``."""
     unknown = sorted((k for k in meta if k not in META_KEYS), key=str)
@@ -200,14 +194,14 @@ def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
             raise CheckpointError(
                 f"{mp}: key 'policy' must be a mapping such as {{\"deterministic\": true}}, got {pol!r}"
             )
-        for key in POLICY_KEYS:
-            if not isinstance(pol.get(key, False), bool):
-                raise CheckpointError(f"{mp}: key 'policy.{key}' must be true or false, got {pol[key]!r}")
-        unknown = sorted(set(pol) - set(POLICY_KEYS), key=str)
+        if not isinstance(pol.get("deterministic", False), bool):
+            raise CheckpointError(
+                f"{mp}: key 'policy.deterministic' must be true or false, got {pol['deterministic']!r}"
+            )
+        unknown = sorted(set(pol) - {"deterministic"})
         if unknown:
             raise CheckpointError(
-                f"{mp}: unknown key {brief('policy.' + str(unknown[0]), 60)} (a checkpoint's policy holds only "
-                f"{' and '.join(repr(k) for k in POLICY_KEYS)}; "
+                f"{mp}: unknown key 'policy.{unknown[0]}' (a checkpoint's policy holds only 'deterministic'; "
                 "a network with a search bot is a composite agent declared in an agent.json, "
                 "see spades_env.policies.agents)"
             )
@@ -303,12 +297,7 @@ class NumpyActor:
     ``weights`` holds ``actor.{2k}.weight`` (``[out, in]``, as torch's ``nn.Linear``) and
     ``actor.{2k}.bias`` for each layer ``k`` of ``hidden`` plus the output layer. With
     ``score_clip``, the observation's two score entries are first clipped to ``[-score_clip,
-    score_clip]``, as the torch network does (``training.network``).
-
-    With ``symmetrize``, the logits are the mean of the network's logits over the six
-    relabellings of clubs, diamonds and hearts (:mod:`spades_env.core.symmetry`), each mapped
-    back to the position's own actions: the policy then treats the side suits exactly alike
-    (the mean of the log-probabilities, up to a constant per row), at six forward passes."""
+    score_clip]``, as the torch network does (``training.network``)."""
 
     def __init__(
         self,
@@ -318,7 +307,6 @@ class NumpyActor:
         num_actions: int = NUM_ACTIONS,
         where: str | Path = "weights",
         score_clip: float | None = None,
-        symmetrize: bool = False,
     ) -> None:
         sizes = [obs_size, *hidden, num_actions]
         self.layers: list[tuple[np.ndarray, np.ndarray]] = []
@@ -343,25 +331,6 @@ class NumpyActor:
         self.obs_size, self.num_actions = obs_size, num_actions
         self.score_clip = score_clip
         self._bounds = None if score_clip is None else score_clip_bounds(obs_size, score_clip)
-        self.symmetrize = bool(symmetrize)
-        self._relabellings: list[tuple[np.ndarray, np.ndarray]] = []
-        if self.symmetrize:
-            if (obs_size, num_actions) != (OBS_SIZE, NUM_ACTIONS):
-                raise CheckpointError(f"{where}: symmetrize needs the full observation and action table")
-            self._relabellings = [
-                (observation_columns(p), np.argsort(action_columns(p))) for p in SIDE_SUIT_PERMUTATIONS
-            ]
-
-    def _averaged(self, forward: Any, obs: np.ndarray) -> np.ndarray:
-        """``forward(obs)``, or with ``symmetrize`` its mean over the relabelled positions."""
-        if not self.symmetrize:
-            return forward(obs)
-        x = np.asarray(obs, dtype=np.float32)
-        total = None
-        for cols, back in self._relabellings:
-            out = forward(x[:, cols])[:, back]
-            total = out if total is None else total + out
-        return total / np.float32(len(self._relabellings))
 
     def _input(self, obs: np.ndarray) -> np.ndarray:
         x = np.asarray(obs, dtype=np.float32)
@@ -371,9 +340,6 @@ class NumpyActor:
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         """Raw (unmasked) logits ``float32 [N, num_actions]`` of ``obs [N, obs_size]``."""
-        return self._averaged(self._dense, obs)
-
-    def _dense(self, obs: np.ndarray) -> np.ndarray:
         x = self._input(obs)
         last = len(self.layers) - 1
         for i, (w, b) in enumerate(self.layers):
@@ -391,9 +357,6 @@ class NumpyActor:
         """Raw logits of a batch, as ``__call__`` up to float32 rounding (another summation
         order): the first layer over the observation's non-zero entries only (a compiled
         loop; an observation is mostly zeros), the other layers as matrix products."""
-        return self._averaged(self._sparse, obs)
-
-    def _sparse(self, obs: np.ndarray) -> np.ndarray:
         x = self._input(obs)
         w, b = self.layers[0]
         h = np.empty((x.shape[0], w.shape[1]), dtype=np.float32)
@@ -434,12 +397,7 @@ def load_actor(path: str | Path) -> tuple[NumpyActor, dict[str, Any]]:
     obs_size = OBS_SIZES[meta["obs_version"]][0]
     arch = meta["arch"]
     actor = NumpyActor(
-        weights,
-        arch["hidden"],
-        obs_size=obs_size,
-        where=d / MODEL_FILE,
-        score_clip=arch.get("score_clip"),
-        symmetrize=bool((meta.get("policy") or {}).get("symmetrize", False)),
+        weights, arch["hidden"], obs_size=obs_size, where=d / MODEL_FILE, score_clip=arch.get("score_clip")
     )
     return actor, meta
 
@@ -675,7 +633,6 @@ __all__ = [
     "CheckpointError",
     "CheckpointPolicy",
     "NumpyActor",
-    "POLICY_KEYS",
     "act_policies",
     "action_table",
     "checkpoint_dir",

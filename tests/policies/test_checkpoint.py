@@ -20,7 +20,6 @@ import pytest
 from helpers.observations import game_observations
 from spades_env.core.observation import OBS_SIZE, OBS_VERSION
 from spades_env.core.rules import load_rules
-from spades_env.core.symmetry import SIDE_SUIT_PERMUTATIONS, action_columns, observation_columns
 from spades_env.policies.checkpoint import (
     OBS_SIZES,
     CheckpointError,
@@ -174,46 +173,6 @@ def test_corrupt_weights_are_a_checkpoint_error(tmp_path, mangle, why):
         load_actor(ck)
 
 
-# ---- symmetrize: the logits averaged over the side suits' relabellings ---------------------------
-def _symmetric_checkpoint(tmp_path: Path) -> Path:
-    ck = tmp_path / "sym"
-    ck.mkdir()
-    meta = json.loads((SHIPPED / "meta.json").read_text())
-    meta.setdefault("policy", {})["symmetrize"] = True
-    (ck / "meta.json").write_text(json.dumps(meta))
-    (ck / "model.safetensors").symlink_to(SHIPPED / "model.safetensors")
-    return ck
-
-
-def test_a_symmetrized_actor_treats_the_side_suits_alike(tmp_path):
-    sym, _ = load_actor(_symmetric_checkpoint(tmp_path))
-    plain, _ = load_actor(SHIPPED)
-    assert sym.symmetrize and not plain.symmetrize
-    obs, masks = game_observations(120, seed=4)
-    base = sym(obs)
-    # its logits are the mean of the network's over the six relabelled positions
-    mean = np.mean([plain(obs[:, observation_columns(p)])[:, np.argsort(action_columns(p))]
-                    for p in SIDE_SUIT_PERMUTATIONS], axis=0)
-    np.testing.assert_allclose(base, mean, rtol=1e-5, atol=1e-4)
-    for perm in SIDE_SUIT_PERMUTATIONS[1:]:
-        back = np.argsort(action_columns(perm))
-        relabelled = obs[:, observation_columns(perm)]
-        np.testing.assert_allclose(sym(relabelled)[:, back], base, rtol=1e-5, atol=1e-3)
-        assert np.abs(plain(relabelled)[:, back] - plain(obs)).max() > 0.1  # the network alone is not
-    np.testing.assert_allclose(sym.forward_batch(obs), base, rtol=1e-5, atol=1e-3)
-
-
-def test_a_symmetrized_policy_decides_batches_as_one_row_at_a_time(tmp_path):
-    ck = _symmetric_checkpoint(tmp_path)
-    obs, masks = game_observations(150, seed=9)
-    for deterministic in (True, False):
-        one = load_policy(ck, seed=3, deterministic=deterministic)
-        many = load_policy(ck, seed=3, deterministic=deterministic)
-        assert one.actor.symmetrize
-        expected = [one.act(o, m) for o, m in zip(obs, masks, strict=True)]
-        assert many.act_batch(obs, masks).tolist() == expected
-
-
 def test_weights_of_another_shape(tmp_path):
     ck = tmp_path / "ck"
     ck.mkdir()
@@ -238,8 +197,6 @@ BAD_META = [
     ({"rules": {"colour": 1}}, r"key 'rules'.*unknown rule key"),
     ({"policy": "greedy"}, r"key 'policy' must be a mapping"),
     ({"policy": {"deterministic": "yes"}}, r"'policy\.deterministic' must be true or false"),
-    ({"policy": {"symmetrize": 1}}, r"'policy\.symmetrize' must be true or false"),
-    ({"policy": {"mirror": True}}, r"unknown key 'policy\.mirror'"),
     ({"obs_version": True}, r"observation version True"),
     ({"obs_version": 99}, r"observation version 99"),
 ]
