@@ -3,7 +3,9 @@
 Renaming the three side suits (say clubs as hearts, hearts as diamonds, diamonds as clubs)
 turns any position into an equally valid one with the same values: the rules never tell the
 side suits apart. A learner can use this to see six positions for every one it records
-(``training.bc``'s ``suit_augment``).
+(``training.bc``'s ``suit_augment``). It holds because no rule names a side suit; a rule that
+did (a two of clubs opening lead, say) would break it, and ``tests/core/test_symmetry.py``, which
+plays every preset relabelled, would say so.
 
 * :data:`SIDE_SUIT_PERMUTATIONS`: the six relabellings, as ``perm[old suit] = new suit``
   (suits 0 clubs, 1 diamonds, 2 hearts, 3 spades; spades always stays).

@@ -13,7 +13,7 @@ from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.cards import card_from_str
 from spades_env.core.game import SpadesGame
 from spades_env.core.observation import OBS_SIZE, encode_observation
-from spades_env.core.rules import load_rules
+from spades_env.core.rules import load_rules, preset_names
 from spades_env.core.symmetry import (
     SIDE_SUIT_PERMUTATIONS,
     action_columns,
@@ -83,7 +83,7 @@ def test_a_relabelling_that_moves_spades_or_is_not_one_is_refused(perm):
         observation_columns(perm)
 
 
-@pytest.mark.parametrize("rules", ["tournament", "house", "two_player"])
+@pytest.mark.parametrize("rules", preset_names())
 def test_relabelled_play_is_the_same_game(rules):
     """Along random games: the relabelled state's observation and legal actions are the
     original's through the column maps, and playing the relabelled action from the relabelled
