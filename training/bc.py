@@ -23,6 +23,7 @@ Run::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -563,20 +564,15 @@ def _share(hits: torch.Tensor) -> float:
     return float(hits.float().mean()) if len(hits) else float("nan")
 
 
-_SUIT_COLUMNS: dict[str, torch.Tensor] = {}
-
-
+@functools.cache
 def _suit_columns() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Per side-suit relabelling (:data:`~spades_env.core.symmetry.SIDE_SUIT_PERMUTATIONS`):
     the observation columns, the action columns, and each action's new id."""
-    if not _SUIT_COLUMNS:
-        from spades_env.core.symmetry import SIDE_SUIT_PERMUTATIONS, action_columns, observation_columns
+    from spades_env.core.symmetry import SIDE_SUIT_PERMUTATIONS, action_columns, observation_columns
 
-        perms = SIDE_SUIT_PERMUTATIONS
-        _SUIT_COLUMNS["obs"] = torch.from_numpy(np.stack([observation_columns(p) for p in perms]))
-        _SUIT_COLUMNS["act"] = torch.from_numpy(np.stack([action_columns(p) for p in perms]))
-        _SUIT_COLUMNS["new_id"] = torch.argsort(_SUIT_COLUMNS["act"], dim=1)
-    return _SUIT_COLUMNS["obs"], _SUIT_COLUMNS["act"], _SUIT_COLUMNS["new_id"]
+    obs_cols = torch.from_numpy(np.stack([observation_columns(p) for p in SIDE_SUIT_PERMUTATIONS]))
+    act_cols = torch.from_numpy(np.stack([action_columns(p) for p in SIDE_SUIT_PERMUTATIONS]))
+    return obs_cols, act_cols, torch.argsort(act_cols, dim=1)
 
 
 def relabel_suits(
@@ -652,6 +648,30 @@ def imitation_loss(
     return torch.where(has, soft, hard)
 
 
+def batch_loss(
+    logits: torch.Tensor,
+    obs: torch.Tensor,
+    mask: torch.Tensor,
+    action: torch.Tensor,
+    values: torch.Tensor | None,
+    soft_temperature: float,
+    regret_coef: float,
+    bidding_weight: float,
+) -> torch.Tensor:
+    """The imitation loss of a minibatch, the one both fits (this module's and expert
+    iteration's) minimize: cross-entropy against the soft targets of ``values`` where
+    ``soft_temperature > 0`` (else against ``action``), plus ``regret_coef`` times the expected
+    regret where there are values, each row weighted 1 in the card play and
+    ``bidding_weight`` elsewhere."""
+    soft = values is not None and soft_temperature > 0
+    target, has = soft_targets(values, mask, soft_temperature) if soft else (None, None)
+    ce = imitation_loss(logits, action, target, has)
+    if regret_coef > 0 and values is not None:
+        ce = ce + regret_coef * expected_regret(logits, values, mask)
+    w = torch.where(card_play_rows(obs), 1.0, bidding_weight)
+    return (ce * w).sum() / w.sum()
+
+
 def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[dict[str, float]]]:
     """Train an actor by masked cross-entropy on the teacher's actions; returns it and the
     per-epoch history (loss, train and held-out accuracy)."""
@@ -691,12 +711,7 @@ def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[d
                 x, m, a, v = relabel_suits(x, m, a, v, gen)
             xin = SparseRows.from_dense(x.float().numpy()) if cfg.sparse_input else x.float()
             logits = masked_logits(run_mlp(model.actor, xin), m)
-            target, has = soft_targets(v, m, cfg.soft_temperature) if v is not None else (None, None)
-            ce = imitation_loss(logits, a, target, has)
-            if cfg.regret_coef > 0 and v is not None:
-                ce = ce + cfg.regret_coef * expected_regret(logits, v, m)
-            w = torch.where(card_play_rows(x), 1.0, cfg.bidding_weight)
-            loss = (ce * w).sum() / w.sum()
+            loss = batch_loss(logits, x, m, a, v, cfg.soft_temperature, cfg.regret_coef, cfg.bidding_weight)
             if not math.isfinite(loss.item()):
                 from training.runs import NonFiniteError
 
@@ -808,15 +823,18 @@ if __name__ == "__main__":
 
 __all__ = [
     "BCConfig",
+    "batch_loss",
     "cached_chunk",
     "card_play_regret",
     "card_play_rows",
     "fit",
     "generate",
     "expected_regret",
+    "holdout_split",
     "imitation_loss",
     "load_bc_config",
     "main",
+    "relabel_suits",
     "run",
     "save_chunk",
     "saved_chunks",

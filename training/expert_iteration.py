@@ -226,15 +226,7 @@ def fit(
 
     from spades_env.core.actions import NUM_ACTIONS
     from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE
-    from training.bc import (
-        card_play_regret,
-        card_play_rows,
-        expected_regret,
-        holdout_split,
-        imitation_loss,
-        relabel_suits,
-        soft_targets,
-    )
+    from training.bc import batch_loss, card_play_regret, holdout_split, relabel_suits
     from training.network import ActorCritic, masked_logits, matmul_precision, run_mlp
     from training.resume import init_weights
     from training.sparse_input import SparseRows
@@ -266,15 +258,8 @@ def fit(
             with matmul_precision(precision):
                 out = run_mlp(model.actor, SparseRows.from_dense(x.float().numpy()))
             logits = masked_logits(out.float(), m)
-            if targets == "values":
-                target, has = soft_targets(v, m, bcfg.soft_temperature)
-                ce = imitation_loss(logits, a, target, has)
-            else:
-                ce = imitation_loss(logits, a, None, None)
-            if bcfg.regret_coef > 0:
-                ce = ce + bcfg.regret_coef * expected_regret(logits, v, m)
-            w = torch.where(card_play_rows(x), 1.0, bcfg.bidding_weight)
-            loss = (ce * w).sum() / w.sum()
+            temperature = bcfg.soft_temperature if targets == "values" else 0.0
+            loss = batch_loss(logits, x, m, a, v, temperature, bcfg.regret_coef, bcfg.bidding_weight)
             opt.zero_grad()
             loss.backward()
             opt.step()
