@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q -c constraints.txt
 STAMP := $(VENV)/.installed
 
-.PHONY: run train-policy train-policy-2p tournament test lint bench install clean clean-numba presets wheel-smoke rllib-smoke docs
+.PHONY: run train-policy train-policy-v2 train-policy-2p tournament test lint bench install clean clean-numba presets wheel-smoke rllib-smoke docs
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,11 @@ run: $(STAMP)
 # runs/family (hours on 2 cores); rerun to resume: finished stages are skipped
 train-policy: $(STAMP)
 	$(BIN)/python -m training.pipeline configs/train/pipeline.yaml
+
+# spades4_net_v2's lineage from spades4_net_v1: L3's labels at its full budget, then the
+# suit-augmented fit, into runs/v2 (about 1 h 55 min)
+train-policy-v2: $(STAMP)
+	$(BIN)/python -m training.pipeline configs/train/pipeline_v2.yaml
 
 # the two-player policy's lineage (BC on L2, then PPO) into runs/two_player (about 40 min)
 train-policy-2p: $(STAMP)

@@ -89,7 +89,9 @@ def plot_history(history_path: Path, out_png: Path) -> Path | None:
 
 def plot_bc_stages(stages: dict[str, Path], out_png: Path) -> Path | None:
     """Loss and held-out accuracy (all decisions, card play, bidding) per epoch of each
-    behaviour-cloning stage, ``{stage name: its history.json}``, one after the other."""
+    behaviour-cloning stage, ``{stage name: its history.json}``, one after the other; a third
+    panel, the held-out card-play regret (points a card play gives up by the teacher's values),
+    where a stage recorded it. The figure, or None where no history exists."""
     runs = {name: json.loads(Path(h).read_text()) for name, h in stages.items() if Path(h).is_file()}
     if not runs:
         return None
@@ -98,7 +100,10 @@ def plot_bc_stages(stages: dict[str, Path], out_png: Path) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4))
+    regret = "val_regret_card_play"
+    with_regret = any(all(regret in r for r in rows) for rows in runs.values())
+    fig, axes = plt.subplots(1, 3 if with_regret else 2, figsize=(16 if with_regret else 11, 4))
+    ax_loss, ax_acc = axes[0], axes[1]
     at = 0
     for name, rows in runs.items():
         x = np.arange(at + 1, at + len(rows) + 1)
@@ -106,13 +111,18 @@ def plot_bc_stages(stages: dict[str, Path], out_png: Path) -> Path | None:
         for key, style in (("val_accuracy", "-"), ("val_accuracy_card_play", "--"), ("val_accuracy_bidding", ":")):
             if all(key in r for r in rows):
                 ax_acc.plot(x, [r[key] for r in rows], style, marker="o", label=f"{name}: {key[4:].replace('_', ' ')}")
-        for ax in (ax_loss, ax_acc):
+        if with_regret and all(regret in r for r in rows):
+            axes[2].plot(x, [r[regret] for r in rows], marker="o", label=name)
+        for ax in axes:
             ax.axvline(at + 0.5, color="0.8", lw=0.8)
         at += len(rows)
     ax_loss.set(title="training loss (each stage against its own teacher)", xlabel="epoch")
     ax_acc.set(title="held-out agreement with the stage's teacher", xlabel="epoch", ylim=(0, 1))
     ax_loss.legend(fontsize=8)
     ax_acc.legend(fontsize=7)
+    if with_regret:
+        axes[2].set(title="held-out card-play regret (teacher's points)", xlabel="epoch", ylabel="points a card play")
+        axes[2].legend(fontsize=8)
     _save(fig, out_png)
     return out_png
 

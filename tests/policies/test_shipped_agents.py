@@ -1,11 +1,13 @@
 """What the shipped agents' metadata records and how they play, read from the agent folders
 with NumPy only (``spades_env.policies.checkpoint.load_meta``): ``spades4_net_v1`` (the family
-network after two PPO rounds, once ``spades_family_v5``), ``spades4_v1`` (that network with L3
+network after two PPO rounds, once ``spades_family_v5``), ``spades4_net_v2`` (that network
+fitted to L3's values at its full budget), ``spades4_v1`` (that network with L3
 in the Nil hands, once ``spades_family_v11``) and ``spades2_v1`` (the two-player game, once
 ``spades_2p_v1``). The histories (v4 to v11, ``spades_ppo_v1``) are rows of the cards."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +60,26 @@ def test_the_network_records_its_ppo_rounds():
     assert not (folder / "train_state.safetensors").exists()  # weights and metadata only
 
 
+def test_the_second_network_records_its_committed_lineage():
+    """spades4_net_v2's meta holds the config of configs/train/pipeline_v2.yaml's one stage,
+    key for key (but the progress bar): the committed config rebuilds it."""
+    from training.bc import load_bc_config
+    from training.config import config_to_dict
+    from training.pipeline import load_pipeline
+
+    meta = load_meta(agent_dir("spades4_net_v2"))
+    (stage,) = load_pipeline(ROOT / "configs" / "train" / "pipeline_v2.yaml").stages
+    committed = json.loads(json.dumps(config_to_dict(load_bc_config(ROOT / stage.config)), default=str))
+    assert {k: v for k, v in meta["config"].items() if k != "progress"} == {
+        k: v for k, v in committed.items() if k != "progress"
+    }
+    cfg = meta["config"]
+    assert cfg["teacher"] == "search:samples=1000,bid_infer=1" and cfg["suit_augment"] is True
+    assert cfg["init_from"] == cfg["play_by"] == "checkpoints/spades4_net_v1"
+    assert meta["trainer"] == "training.bc" and meta["decisions"] == cfg["decisions"] == 600_000
+    assert meta["obs_version"] == OBS_VERSION and meta["policy"]["deterministic"] is True
+
+
 def test_the_two_player_network_records_its_lineage():
     folder = agent_dir("spades2_v1")
     meta = load_meta(folder)
@@ -75,14 +97,15 @@ def test_make_run_plays_the_reference_agent():
     assert _SHIPPED_FOR == {4: "spades4_v1", 2: "spades2_v1"}
 
 
-@pytest.mark.parametrize("agent", ["spades4_v1", "spades4_net_v1"])
+@pytest.mark.parametrize("agent", ["spades4_v1", "spades4_net_v1", "spades4_net_v2"])
 def test_the_four_player_agents_play_every_phase(agent):
     assert {"blind", "bid", "play"} <= _phases_played(agent, RULES["tournament"], 11, 300)
 
 
+@pytest.mark.parametrize("net", ["spades4_net_v1", "spades4_net_v2"])
 @pytest.mark.parametrize("name", sorted(RULES))
-def test_the_network_plays_legal_moves_under_each_rules(name):
-    assert {"bid", "play"} <= _phases_played("spades4_net_v1", RULES[name], 5, 400)
+def test_the_networks_play_legal_moves_under_each_rules(net, name):
+    assert {"bid", "play"} <= _phases_played(net, RULES[name], 5, 400)
 
 
 @pytest.mark.parametrize(("agent", "name"), [("spades4_net_v1", "no_blind"), ("spades4_v1", "house")])
@@ -105,6 +128,7 @@ def test_the_two_player_agent_plays_every_phase_and_beats_random_and_greedy():
     ("agent", "rules", "message"),
     [
         ("spades4_net_v1", "two_player", "trained for 4 players, asked to play 2"),
+        ("spades4_net_v2", "two_player", "trained for 4 players, asked to play 2"),
         ("spades4_v1", "two_player", "trained for 4 players, asked to play 2"),
         ("spades2_v1", "tournament", "trained for 2 players, asked to play 4"),
     ],

@@ -307,6 +307,12 @@ def test_plot_bc_stages_draws_the_lineage(tmp_path):
     out = plot_bc_stages({"a": tmp_path / "a.json", "b": tmp_path / "b.json"}, tmp_path / "p.png")
     assert out is not None and out.stat().st_size > 5000
     assert plot_bc_stages({"none": tmp_path / "missing.json"}, tmp_path / "q.png") is None
+    from PIL import Image
+
+    narrow = Image.open(out).size[0]
+    (tmp_path / "c.json").write_text(__import__("json").dumps([{**r, "val_regret_card_play": 4.2} for r in rows]))
+    wide = plot_bc_stages({"a": tmp_path / "a.json", "c": tmp_path / "c.json"}, tmp_path / "r.png")
+    assert Image.open(wide).size[0] > narrow  # the regret panel, where a stage recorded it
 
 
 def test_plot_stage_strength_reads_the_stages_matrix_reports(tmp_path):
