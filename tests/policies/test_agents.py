@@ -168,6 +168,58 @@ def test_a_spec_may_name_a_network_folder_relative_to_itself(tmp_path):
     assert isinstance(pol, SearchDefencePolicy) and Path(pol.net.name) == net.resolve()
 
 
+def _search_spec_folder(tmp_path: Path, **changes) -> Path:
+    spec = {"format": "spades_env.agent/1", "kind": "search", "network": "spades4_net_v2",
+            "bot": "netsearch:samples=4,bids=2,draws=2"}
+    spec.update(changes)
+    folder = tmp_path / "search_agent"
+    folder.mkdir()
+    (folder / SPEC_FILE).write_text(json.dumps({k: v for k, v in spec.items() if v is not None}))
+    return folder
+
+
+def test_a_search_spec_is_its_bot_over_the_named_network(tmp_path):
+    """kind 'search': the bot (a search that takes a net) makes every decision over the spec's
+    network, exactly as the bots name with that net= would."""
+    from spades_env.policies.bots.netsearch import NetSearchPolicy
+
+    rules = load_rules("house")
+    pol = load(str(_search_spec_folder(tmp_path)), seed=3, rules=rules)
+    assert isinstance(pol, NetSearchPolicy)
+    net = agent_dir("spades4_net_v2")
+    same = load(f"netsearch:samples=4,bids=2,draws=2,net={net}", seed=3, rules=rules)
+    game = SpadesGame(rules, seed=21, episode="hand")
+    obs = np.zeros(803, dtype=np.float32)
+    from spades_env.core.observation import encode_observation
+
+    for _ in range(20):  # bids and the first tricks
+        encode_observation(game.state, game.params, game.current_player, obs)
+        mask = game.legal_mask()
+        a = pol.act(obs, mask)
+        assert a == same.act(obs, mask)
+        game.apply(a)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"bot": "search:samples=50"}, "is not a search over a network"),
+        ({"bot": "netsearch:samples=4,net=spades4_net_v1"}, "names its own net"),
+        ({"bot": "nosuchbot"}, "key 'bot'"),
+        ({"bot": None}, "missing key 'bot'"),
+        ({"search_after_opponent_bid": ["nil"]}, "key 'search_after_opponent_bid' is for kind 'composite'"),
+        ({"kind": "searches"}, "key 'kind'"),
+        ({"kind": ["search"]}, "key 'kind'"),
+        ({"network": "nosuchagent"}, "key 'network'"),
+    ],
+)
+def test_a_bad_search_spec_names_the_file_and_the_key(tmp_path, changes, message):
+    folder = _search_spec_folder(tmp_path, **changes)
+    with pytest.raises(AgentError, match=re.escape(message)) as err:
+        load_agent(folder, rules="house")
+    assert str(folder / SPEC_FILE) in str(err.value)
+
+
 def test_unknown_names_list_the_bots_and_agents():
     with pytest.raises(ValueError, match="spades4_v1") as err:
         load("spades_family_v11")
