@@ -128,14 +128,13 @@ def network_search_problem(name: Any) -> str | None:
     """Why ``name`` cannot be a ``search`` spec's bot: not a bots name, not one of
     :data:`NETWORK_SEARCHES`, or naming its own ``net`` (the spec's ``network`` gives it);
     None if it can."""
-    from spades_env.policies.bots import PolicyNameError, parse_policy_name
+    from spades_env.policies.bots import parse_policy_name
+    from spades_env.policies.composite import search_bot_problem
 
-    if not isinstance(name, str):
-        return f"expected a bot name such as 'netsearch:samples=16,bids=4', got {name!r}"
-    try:
-        base, opts = parse_policy_name(name)
-    except PolicyNameError as exc:
-        return str(exc)
+    problem = search_bot_problem(name)  # a bots registry name at all
+    if problem:
+        return problem
+    base, opts = parse_policy_name(name)
     if base not in NETWORK_SEARCHES:
         return f"{name!r} is not a search over a network (one of {', '.join(NETWORK_SEARCHES)})"
     if "net" in opts:
