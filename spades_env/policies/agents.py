@@ -30,7 +30,9 @@ from spades_env.policies.checkpoint import (
     META_FILE,
     MODEL_FILE,
     CheckpointError,
+    load_meta,
     load_policy,
+    play_settings,
 )
 from spades_env.policies.shipped import agents_dir
 
@@ -176,8 +178,10 @@ def load_agent(
     if spec["kind"] == "search":
         from spades_env.policies.bots.netsearch import NetSearchPolicy
 
-        _, opts = parse_policy_name(spec["bot"])  # (it refuses a network made for other rules)
-        return NetSearchPolicy(rules, seed=seed, net=str(_network_dir(spec, folder)), **opts)
+        net_dir = _network_dir(spec, folder)
+        play_settings(net_dir, load_meta(net_dir), rules, None)  # the players, as any agent's
+        _, opts = parse_policy_name(spec["bot"])
+        return NetSearchPolicy(rules, seed=seed, net=str(net_dir), **opts)
     net = load_policy(_network_dir(spec, folder), seed=seed, rules=rules, deterministic=deterministic)
     return SearchDefencePolicy(
         net,

@@ -25,13 +25,14 @@ from spades_env.policies.agents import (
     agents_dir,
     load_agent,
 )
+from spades_env.policies.bots.netsearch import NetSearchPolicy
 from spades_env.policies.checkpoint import META_FILE, MODEL_FILE, CheckpointPolicy, load_meta
 from spades_env.policies.composite import SearchDefencePolicy
 from spades_env.policies.driver import drive
 
 DATA = Path(__file__).parent / "data"
-SHIPPED = ("spades2_v1", "spades4_net_v1", "spades4_net_v2", "spades4_v1")
-PLAYERS = {"spades2_v1": 2, "spades4_net_v1": 4, "spades4_net_v2": 4, "spades4_v1": 4}
+SHIPPED = ("spades2_v1", "spades4_net_v1", "spades4_net_v2", "spades4_v1", "spades4_v2")
+PLAYERS = {"spades2_v1": 2, "spades4_net_v1": 4, "spades4_net_v2": 4, "spades4_v1": 4, "spades4_v2": 4}
 
 
 def test_the_shipped_ids():
@@ -59,7 +60,9 @@ def test_each_folder_holds_a_card_and_a_network_or_a_spec():
 def test_agent_plays_legal_moves_and_beats_random(agent):
     rules = load_rules("two_player" if PLAYERS[agent] == 2 else "tournament")
     pol = load(agent, rules=rules, seed=0)
-    assert hasattr(pol, "act") and hasattr(pol, "act_batch")
+    assert hasattr(pol, "act")
+    # a network decides a batch in one pass; a search batches within each decision
+    assert hasattr(pol, "act_batch") != isinstance(pol, NetSearchPolicy)
     boards = run_duplicate(
         (agent, agent), ("random", "random"), 6, seed=1, rules=rules, fmt="hand", batched=True
     )
@@ -113,6 +116,19 @@ def test_spades4_net_v2_acts_as_when_shipped():
     """The fixture holds every action ``spades4_net_v2`` took when it shipped, on the 16 hands
     of ``spades4_net_v1``'s fixture: an id never changes behaviour."""
     _replay("spades4_net_v2", DATA / "spades4_net_v2_actions.json")
+
+
+def test_spades4_v2_acts_as_when_shipped():
+    """Every action ``spades4_v2`` (its network's search, seeded per seat) took when it shipped,
+    on the same 16 hands."""
+    _replay("spades4_v2", DATA / "spades4_v2_actions.json")
+
+
+def test_spades4_v2_is_its_networks_search():
+    pol = load("spades4_v2", seed=0)
+    assert isinstance(pol, NetSearchPolicy)
+    assert Path(pol.net) == agent_dir("spades4_net_v2")
+    assert (pol.samples, pol.n_bids, pol.n_cards) == (16, 4, 0)
 
 
 def test_the_composite_is_declared_by_its_spec():
@@ -181,8 +197,6 @@ def _search_spec_folder(tmp_path: Path, **changes) -> Path:
 def test_a_search_spec_is_its_bot_over_the_named_network(tmp_path):
     """kind 'search': the bot (a search that takes a net) makes every decision over the spec's
     network, exactly as the bots name with that net= would."""
-    from spades_env.policies.bots.netsearch import NetSearchPolicy
-
     rules = load_rules("house")
     pol = load(str(_search_spec_folder(tmp_path)), seed=3, rules=rules)
     assert isinstance(pol, NetSearchPolicy)

@@ -1,8 +1,9 @@
 """What the shipped agents' metadata records and how they play, read from the agent folders
 with NumPy only (``spades_env.policies.checkpoint.load_meta``): ``spades4_net_v1`` (the family
 network after two PPO rounds, once ``spades_family_v5``), ``spades4_net_v2`` (that network
-fitted to L3's values at its full budget), ``spades4_v1`` (that network with L3
-in the Nil hands, once ``spades_family_v11``) and ``spades2_v1`` (the two-player game, once
+fitted to L3's values at its full budget), ``spades4_v1`` (``spades4_net_v1`` with L3
+in the Nil hands, once ``spades_family_v11``), ``spades4_v2`` (``spades4_net_v2`` with its own
+search) and ``spades2_v1`` (the two-player game, once
 ``spades_2p_v1``). The histories (v4 to v11, ``spades_ppo_v1``) are rows of the cards."""
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def test_make_run_plays_the_reference_agent():
     assert _SHIPPED_FOR == {4: "spades4_v1", 2: "spades2_v1"}
 
 
-@pytest.mark.parametrize("agent", ["spades4_v1", "spades4_net_v1", "spades4_net_v2"])
+@pytest.mark.parametrize("agent", ["spades4_v1", "spades4_net_v1", "spades4_net_v2", "spades4_v2"])
 def test_the_four_player_agents_play_every_phase(agent):
     assert {"blind", "bid", "play"} <= _phases_played(agent, RULES["tournament"], 11, 300)
 
@@ -106,6 +107,12 @@ def test_the_four_player_agents_play_every_phase(agent):
 @pytest.mark.parametrize("name", sorted(RULES))
 def test_the_networks_play_legal_moves_under_each_rules(net, name):
     assert {"bid", "play"} <= _phases_played(net, RULES[name], 5, 400)
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_the_network_search_plays_legal_moves_under_each_rules(name):
+    """spades4_v2 searches with the rules it is given (two hands each: a search is slower)."""
+    assert {"bid", "play"} <= _phases_played("spades4_v2", RULES[name], 7, 120)
 
 
 @pytest.mark.parametrize(("agent", "name"), [("spades4_net_v1", "no_blind"), ("spades4_v1", "house")])
@@ -130,6 +137,7 @@ def test_the_two_player_agent_plays_every_phase_and_beats_random_and_greedy():
         ("spades4_net_v1", "two_player", "trained for 4 players, asked to play 2"),
         ("spades4_net_v2", "two_player", "trained for 4 players, asked to play 2"),
         ("spades4_v1", "two_player", "trained for 4 players, asked to play 2"),
+        ("spades4_v2", "two_player", "trained for 4 players, asked to play 2"),
         ("spades2_v1", "tournament", "trained for 2 players, asked to play 4"),
     ],
 )
