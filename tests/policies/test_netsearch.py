@@ -316,3 +316,42 @@ def test_split_tests_the_chosen_candidates_gain_on_deals_that_did_not_choose_it(
     for bad in ("2", "-1", "0.5"):
         with pytest.raises(PolicyNameError, match="split"):
             make_policy(f"netsearch:split={bad}")
+
+
+def test_undecided_is_a_lead_for_another_candidate_that_is_not_yet_sure():
+    p = NetSearchPolicy(samples=2, bids=2, seed=1, upto=8)
+    noisy = np.zeros((8, 2))
+    noisy[:, 1] = [40.0, -30.0, 25.0, -15.0, 10.0, 0.0, 5.0, 5.0]  # leads by +5, SE about 7.6
+    assert p._undecided(noisy, 0)  # another candidate leads, not surely: more deals
+    assert not p._undecided(noisy, 1)  # the network's own candidate leads: decided
+    steady = np.zeros((8, 2))
+    steady[:, 1] = [6.0, 4.0, 5.0, 5.0, 6.0, 4.0, 5.0, 5.0]
+    assert not p._undecided(steady, 0)  # a sure gain: decided (the other candidate is played)
+    assert not p._undecided(np.full((8, 2), 3.0), 1)  # equal cards tie: decided, no more deals
+
+
+def test_upto_draws_more_deals_only_for_undecided_decisions():
+    """With ``upto``, a decision keeps ``samples`` deals when decided and doubles them while
+    undecided; one decided at ``samples`` deals is the fixed search's (same seed, same deals)."""
+    rules = load_rules("tournament")
+    fixed = NetSearchPolicy(rules, samples=4, bids=2, seed=3)
+    counts: set[int] = set()
+    same = 0
+    g = SpadesGame(rules, seed=5)
+    while not g.is_hand_over:
+        obs, mask = _obs(g, g.current_player)
+        if int(mask.sum()) > 1 and g.state[L.PHASE] in (L.PH_BID, L.PH_PLAY):
+            a = NetSearchPolicy(rules, samples=4, bids=2, seed=3, upto=16, actor=fixed.actor)
+            b = NetSearchPolicy(rules, samples=4, bids=2, seed=3, actor=fixed.actor)
+            got, base = a.act(obs, mask), b.act(obs, mask)
+            assert b.last_samples == 4 and a.last_samples in (4, 8, 16)
+            counts.add(a.last_samples)
+            if a.last_samples == 4:
+                assert got == base
+                same += 1
+            else:  # undecided at 4 deals: the fixed search kept the network's choice there
+                assert base == b._net_choice()
+        g.apply(fixed.act(obs, mask))
+    assert 4 in counts and counts & {8, 16} and same > 0
+    with pytest.raises(PolicyNameError, match="upto"):
+        parse_policy_name("netsearch:upto=-1")

@@ -33,7 +33,10 @@ The candidates: every legal card (or the network's ``cards`` most likely ones), 
 network's ``bids`` most likely bids. The best-valued candidate replaces the network's own
 choice only when its gain over it, on the same deals, is more than ``margin`` points and
 more than ``confidence`` standard errors of that paired gain; otherwise (ties included) the
-network's choice stands. With ``split=1`` the best candidate is chosen on half of the deals and
+network's choice stands. With ``upto``, a decision still undecided after ``samples`` deals
+(the best candidate is not the network's, and its gain is not yet sure) draws as many deals
+again, and again, up to ``upto`` deals: the playouts go where the decision hangs on them, and
+the clear decisions (most of them) stay at ``samples``. With ``split=1`` the best candidate is chosen on half of the deals and
 its gain tested on the other half (the gain of the best of several candidates, measured on the
 deals that chose it, leans high). The Blind Nil choice, the exchange and the two-player draw are
 the network's. The search reads only the seat's observation (decoded with the core's decoder);
@@ -80,6 +83,7 @@ OPTIONS: dict[str, tuple[type, float, float]] = {
     "samples": (int, 1, 100_000),
     "budget": (float, 0.0, 3600.0),
     "max_samples": (int, 1, 100_000),
+    "upto": (int, 0, 100_000),
     "bids": (int, 1, 14),
     "cards": (int, 0, 13),
     "infer": (float, 0.0, 10.0),
@@ -355,6 +359,7 @@ class NetSearchPolicy(ScriptedBot):
         samples: int | None = None,
         budget: float | None = None,
         max_samples: int = 256,
+        upto: int = 0,
         bids: int = 4,
         cards: int = 0,
         infer: float = 1.0,
@@ -373,6 +378,7 @@ class NetSearchPolicy(ScriptedBot):
             ("samples", samples),
             ("budget", budget),
             ("max_samples", max_samples),
+            ("upto", upto),
             ("bids", bids),
             ("cards", cards),
             ("infer", infer),
@@ -395,6 +401,7 @@ class NetSearchPolicy(ScriptedBot):
             samples = 16
         self.samples, self.budget = samples, budget
         self.max_samples = samples if (samples is not None and budget is not None) else int(max_samples)
+        self.upto = int(upto)
         self.n_bids, self.n_cards = int(bids), int(cards)
         self.infer, self.floor = float(infer), float(floor)
         self.value, self.bag_cost, self.endgame, self.margin = int(value), float(bag_cost), int(endgame), float(margin)
@@ -494,15 +501,30 @@ class NetSearchPolicy(ScriptedBot):
             done += k
             if self.budget is None or time.perf_counter() - start >= self.budget:
                 break
+        vals = np.concatenate(parts)
+        net = self._net_choice()
+        j = int(np.flatnonzero(cands == net)[0]) if net in cands else -1
+        while self.budget is None and j >= 0 and done < self.upto and self._undecided(vals, j):
+            k = min(done, self.upto - done)  # double the deals: few looks at the gain
+            more, batch_ess = self._batch(base, params, pool, counts, fixed, voids, cands, k)
+            vals = np.concatenate([vals, more])
+            ess += batch_ess
+            done += k
         self.last_samples = done
         self.last_ess = ess
-        vals = np.concatenate(parts)
         means = vals.mean(axis=0)
         self.last_values[cands] = means
-        net = self._net_choice()
-        if net not in cands:
+        if j < 0:
             return int(cands[int(np.argmax(means))])
-        return int(self._override(vals, cands, int(np.flatnonzero(cands == net)[0])))
+        return int(self._override(vals, cands, j))
+
+    def _undecided(self, vals: np.ndarray, j: int) -> bool:
+        """Whether more deals could change the decision: the best-valued candidate leads the
+        network's ``j``, yet its gain over it is not sure (:meth:`_better`). Such decisions
+        (``upto``) draw as many deals again, up to ``upto``; the others stop at ``samples``."""
+        best = int(np.argmax(vals.mean(axis=0)))
+        gain = vals[:, best] - vals[:, j]
+        return float(gain.mean()) > 0 and not self._better(gain)  # a tie (equal cards) is decided
 
     def _override(self, vals: np.ndarray, cands: np.ndarray, j: int) -> int:
         """The action played, from the candidates' values on each deal ``vals[k, a]`` and the
