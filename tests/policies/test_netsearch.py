@@ -353,5 +353,10 @@ def test_upto_draws_more_deals_only_for_undecided_decisions():
                 assert base == b._net_choice()
         g.apply(fixed.act(obs, mask))
     assert 4 in counts and counts & {8, 16} and same > 0
-    with pytest.raises(PolicyNameError, match="upto"):
-        parse_policy_name("netsearch:upto=-1")
+    for bad in ("netsearch:upto=-1", "netsearch:upto=16", "netsearch:samples=8,upto=4",
+                "netsearch:budget=0.1,upto=64"):
+        with pytest.raises(PolicyNameError, match="upto"):
+            parse_policy_name(bad)
+    with pytest.raises(ValueError, match="more than samples=8"):
+        NetSearchPolicy(rules, samples=8, upto=8, actor=fixed.actor)
+    assert parse_policy_name("netsearch:upto=32")[1] == {"upto": 32}  # over the default 16

@@ -33,12 +33,12 @@ The candidates: every legal card (or the network's ``cards`` most likely ones), 
 network's ``bids`` most likely bids. The best-valued candidate replaces the network's own
 choice only when its gain over it, on the same deals, is more than ``margin`` points and
 more than ``confidence`` standard errors of that paired gain; otherwise (ties included) the
-network's choice stands. With ``upto``, a decision still undecided after ``samples`` deals
-(the best candidate is not the network's, and its gain is not yet sure) draws as many deals
-again, and again, up to ``upto`` deals: the playouts go where the decision hangs on them, and
-the clear decisions (most of them) stay at ``samples``. With ``split=1`` the best candidate is chosen on half of the deals and
-its gain tested on the other half (the gain of the best of several candidates, measured on the
-deals that chose it, leans high). The Blind Nil choice, the exchange and the two-player draw are
+network's choice stands. With ``upto`` (more than ``samples``; not with ``budget``), a
+decision still undecided after ``samples`` deals (another candidate leads the network's, not
+yet surely) draws as many deals again, and again, up to ``upto`` deals: the playouts go where
+the decision hangs on them, and the clear decisions stay at ``samples``. With ``split=1`` the
+best candidate is chosen on half of the deals and its gain tested on the other half (the gain of
+the best of several candidates, measured on the deals that chose it, leans high). The Blind Nil choice, the exchange and the two-player draw are
 the network's. The search reads only the seat's observation (decoded with the core's decoder);
 given ``samples`` it is a function of the observation and the seed.
 
@@ -397,6 +397,9 @@ class NetSearchPolicy(ScriptedBot):
             bad = not (lo <= v <= hi) or (key == "budget" and v <= 0) or (kind is int and int(v) != v)
             if bad or isinstance(v, bool) or not math.isfinite(float(v)):
                 raise ValueError(f"NetSearchPolicy: {key} must be a {kind.__name__} in [{lo}, {hi}], got {v!r}")
+        problem = upto_problem(int(upto), samples, budget)
+        if problem:
+            raise ValueError(f"NetSearchPolicy: {problem}")
         if samples is None and budget is None:
             samples = 16
         self.samples, self.budget = samples, budget
@@ -632,6 +635,19 @@ def load_actor_of(net: str, rules: Any = None) -> NumpyActor:
     return actor
 
 
+def upto_problem(upto: int, samples: int | None, budget: float | None) -> str | None:
+    """Why ``upto`` cannot go with these ``samples`` and ``budget`` (``None`` if it can): it
+    extends a fixed ``samples`` search (16 when not given), so it must exceed ``samples``, and
+    a ``budget`` search draws until its time is spent (``max_samples`` caps it) instead."""
+    if upto == 0:
+        return None
+    if budget is not None:
+        return f"upto={upto} extends a fixed samples search; with budget, max_samples caps the deals"
+    if upto <= (16 if samples is None else samples):
+        return f"upto={upto} must be more than samples={16 if samples is None else samples} (or 0: off)"
+    return None
+
+
 def parse_options(name: str, opts: str) -> dict[str, Any]:
     """``netsearch`` options from ``"k=v,k=v"`` (``name``: the whole spec, for messages)."""
     out: dict[str, Any] = {}
@@ -659,6 +675,9 @@ def parse_options(name: str, opts: str) -> dict[str, Any]:
         if not math.isfinite(value) or not lo <= value <= hi or (key == "budget" and value <= 0):
             raise PolicyNameError(f"policy {name!r}: option {key}={val} is outside [{lo}, {hi}]")
         out[key] = value
+    problem = upto_problem(out.get("upto", 0), out.get("samples"), out.get("budget"))
+    if problem:
+        raise PolicyNameError(f"policy {name!r}: {problem}")
     return out
 
 
