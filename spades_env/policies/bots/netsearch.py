@@ -38,9 +38,10 @@ decision still undecided after ``samples`` deals (another candidate leads the ne
 yet surely) draws as many deals again, and again, up to ``upto`` deals: the playouts go where
 the decision hangs on them, and the clear decisions stay at ``samples``. With ``split=1`` the
 best candidate is chosen on half of the deals and its gain tested on the other half (the gain of
-the best of several candidates, measured on the deals that chose it, leans high). The Blind Nil choice, the exchange and the two-player draw are
-the network's. The search reads only the seat's observation (decoded with the core's decoder);
-given ``samples`` it is a function of the observation and the seed.
+the best of several candidates, measured on the deals that chose it, leans high). The Blind Nil
+choice, the exchange and the two-player draw are the network's. The search reads only the
+seat's observation (decoded with the core's decoder); given ``samples`` it is a function of the
+observation and the seed.
 
 ``last_values`` holds the searched actions' values (points; NaN elsewhere): the soft targets
 of expert iteration (``training.expert_iteration``).
@@ -77,6 +78,8 @@ from spades_env.policies.checkpoint import MASKED_LOGIT, NumpyActor
 _SPADES = ((1 << 13) - 1) << 39
 
 VALUE_TRICKS, VALUE_HAND, VALUE_SCORE = 0, 1, 2
+DEFAULT_SAMPLES = 16
+"""Deals per decision when neither ``samples`` nor ``budget`` is given."""
 
 OPTIONS: dict[str, tuple[type, float, float]] = {
     "net": (str, 0, 0),
@@ -401,7 +404,7 @@ class NetSearchPolicy(ScriptedBot):
         if problem:
             raise ValueError(f"NetSearchPolicy: {problem}")
         if samples is None and budget is None:
-            samples = 16
+            samples = DEFAULT_SAMPLES
         self.samples, self.budget = samples, budget
         self.max_samples = samples if (samples is not None and budget is not None) else int(max_samples)
         self.upto = int(upto)
@@ -637,14 +640,15 @@ def load_actor_of(net: str, rules: Any = None) -> NumpyActor:
 
 def upto_problem(upto: int, samples: int | None, budget: float | None) -> str | None:
     """Why ``upto`` cannot go with these ``samples`` and ``budget`` (``None`` if it can): it
-    extends a fixed ``samples`` search (16 when not given), so it must exceed ``samples``, and
-    a ``budget`` search draws until its time is spent (``max_samples`` caps it) instead."""
+    extends a fixed ``samples`` search (:data:`DEFAULT_SAMPLES` when not given), so it must exceed
+    ``samples``, and a ``budget`` search draws until its time is spent (``max_samples`` caps it)."""
     if upto == 0:
         return None
     if budget is not None:
         return f"upto={upto} extends a fixed samples search; with budget, max_samples caps the deals"
-    if upto <= (16 if samples is None else samples):
-        return f"upto={upto} must be more than samples={16 if samples is None else samples} (or 0: off)"
+    fixed = DEFAULT_SAMPLES if samples is None else samples
+    if upto <= fixed:
+        return f"upto={upto} must be more than samples={fixed} (or 0: off)"
     return None
 
 
