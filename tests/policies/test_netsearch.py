@@ -360,3 +360,75 @@ def test_upto_draws_more_deals_only_for_undecided_decisions():
     with pytest.raises(ValueError, match="more than samples=8"):
         NetSearchPolicy(rules, samples=8, upto=8, actor=fixed.actor)
     assert parse_policy_name("netsearch:upto=32")[1] == {"upto": 32}  # over the default 16
+
+
+# ---- the Blind Nil choice and the exchange, searched ---------------------------------------------
+def _first_decision(rules, phase: int, seeds=range(8)) -> tuple[np.ndarray, np.ndarray, SpadesGame, int]:
+    """The observation of the first decision in ``phase`` (Blind Nil offered to seats 0 and 2,
+    which declare it where L2 does), over the first deal of ``seeds`` that has one."""
+    for seed in seeds:
+        g = SpadesGame(rules, seed=seed)
+        g.set_hand(scores=[0, 400])
+        driver = [make_policy("blind" if s % 2 == 0 else "heuristic", seed=s) for s in range(4)]
+        while not g.is_hand_over:
+            seat = g.current_player
+            obs, mask = _obs(g, seat)
+            if g.state[L.PHASE] == phase and int(mask.sum()) > 1:
+                return obs, mask, g, seat
+            g.apply(driver[seat].act(obs, mask))
+    raise AssertionError("no such decision")
+
+
+def test_blind_nil_choice_is_searched_over_deals_of_every_card():
+    """With ``blind``, both answers are played out on deals of all 52 cards (the seat's own hand
+    is unknown when it chooses), valued by the chance of winning the game; without, the network's."""
+    rules = load_rules({"max_hands": 2})
+    obs, mask, _, _ = _first_decision(rules, L.PH_BLIND)
+    p = NetSearchPolicy(rules, samples=4, blind=24, seed=1)
+    a = p.act(obs, mask)
+    assert a in (66, 67) and mask[a]
+    searched = np.isfinite(p.last_values)
+    assert searched[[66, 67]].all() and searched.sum() == 2
+    assert np.abs(p.last_values[[66, 67]]).max() <= rules.target_score  # win chance x the target
+    assert p.last_samples == 24 and len(p.last_deals) == 24
+    hands = p.last_deals[:, L.HANDS : L.HANDS + 4]
+    for row in hands:
+        assert [bin(int(h)).count("1") for h in row] == [13] * 4
+        assert int(np.bitwise_or.reduce(row)) == (1 << 52) - 1
+    assert len(set(hands[:, 0].tolist())) > 1  # its own hand drawn too
+    net = NetSearchPolicy(rules, samples=4, seed=1, actor=p.actor)
+    assert net.act(obs, mask) == net._net_choice() and np.isnan(net.last_values).all()
+    with pytest.raises(PolicyNameError):
+        parse_policy_name("netsearch:blind=-1")
+
+
+def test_exchange_is_searched_as_a_card_play():
+    """With ``exchange=1``, each card the seat may pass is played out on deals where the partner
+    holds the cards passed to it (and not those it passed back), valued like a card play: for
+    the partner that passes first and for the Blind Nil bidder that passes back."""
+    rules = load_rules({"max_hands": 2})
+    _, _, g, _ = _first_decision(rules, L.PH_EXCHANGE)
+    searched = [0, 0]
+    driver = [make_policy("heuristic", seed=s) for s in range(4)]
+    while g.state[L.PHASE] == L.PH_EXCHANGE:
+        seat = g.current_player
+        obs, mask = _obs(g, seat)
+        passed, received = int(g.state[L.PASSED + seat]), int(g.state[L.RECEIVED + seat])
+        if int(mask.sum()) > 1:
+            p = NetSearchPolicy(rules, samples=6, exchange=1, seed=2)
+            assert mask[p.act(obs, mask)]
+            legal = set(np.flatnonzero(mask).tolist())
+            assert set(np.flatnonzero(np.isfinite(p.last_values)).tolist()) == legal
+            for row in p.last_deals:
+                h = [int(row[L.HANDS + s]) for s in range(4)]
+                assert h[0] == int(g.state[L.HANDS + seat]) and h[2] & passed == passed
+                assert bin(h[2]).count("1") == 13 + bin(passed).count("1") - bin(received).count("1")
+                assert int(np.bitwise_or.reduce(h)) == (1 << 52) - 1 and sum(bin(x).count("1") for x in h) == 52
+            assert int(p.last_deals[0, L.PHASE]) == L.PH_EXCHANGE and int(p.last_deals[0, L.TURN]) == 0
+            searched[received != 0] += 1
+            net = NetSearchPolicy(rules, samples=6, seed=2, actor=p.actor)
+            assert net.act(obs, mask) == net._net_choice() and np.isnan(net.last_values).all()
+        g.apply(driver[seat].act(obs, mask))
+    assert searched[0] > 0 and searched[1] > 0  # the giver's passes and the Blind Nil bidder's
+    with pytest.raises(PolicyNameError):
+        parse_policy_name("netsearch:exchange=2")

@@ -64,20 +64,24 @@ from typing import Any
 import numpy as np
 
 from spades_env.core import layout as L
-from spades_env.core.actions import BID_BASE, NUM_ACTIONS
+from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE, NUM_ACTIONS
 from spades_env.core.engine import apply_action, legal_mask
 from spades_env.core.jit import jit
 from spades_env.core.observation import O_SCORES, OBS_SIZE, SeatView, decode_into, encode_observation
+from spades_env.core.rng import shuffle_into
 from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.policies.base import PolicyNameError
 from spades_env.policies.bots.base import ScriptedBot
-from spades_env.policies.bots.blind_value import win_chance
-from spades_env.policies.bots.search import sample_deal
+from spades_env.policies.bots.blind_value import blind_model, model_hand, row_config, win_chance
+from spades_env.policies.bots.search import exchange_state, sample_deal
 from spades_env.policies.checkpoint import MASKED_LOGIT, NumpyActor
 
 _SPADES = ((1 << 13) - 1) << 39
 
 VALUE_TRICKS, VALUE_HAND, VALUE_SCORE = 0, 1, 2
+VALUE_WIN = 3
+"""The chance of winning the game (times the target score) at any score: the Blind Nil choice's
+value (``blind``), as L3's; not an option of the card play."""
 DEFAULT_SAMPLES = 16
 """Deals per decision when neither ``samples`` nor ``budget`` is given."""
 
@@ -98,6 +102,8 @@ OPTIONS: dict[str, tuple[type, float, float]] = {
     "draws": (int, 1, 64),
     "confidence": (float, 0.0, 10.0),
     "split": (int, 0, 1),
+    "blind": (int, 0, 100_000),
+    "exchange": (int, 0, 1),
 }
 """``netsearch`` options: (type, low, high); a float's low bound is excluded for ``budget``
 only. ``net`` is a shipped agent id or a checkpoint folder (its network plays and infers)."""
@@ -115,6 +121,20 @@ def sample_rows(base, pool, counts, fixed, voids, rng, avoid, rows):
             sample_deal(base, pool, counts, fixed, voids, rng, n, hands, avoid)
             for s in range(1, n):
                 rows[i, L.HANDS + s] = hands[s]
+
+
+@jit
+def deal_rows(base, rng, rows):
+    """Fill each of ``rows`` with ``base`` and a random deal of all 52 cards to the four seats,
+    seat 0 included (the Blind Nil choice is made before the seat sees its hand)."""
+    deck = np.empty(52, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        rows[i, :] = base
+        shuffle_into(rng, 0, deck)
+        for s in range(4):
+            rows[i, L.HANDS + s] = 0
+        for j in range(52):
+            rows[i, L.HANDS + j % 4] |= 1 << deck[j]
 
 
 @jit
@@ -237,9 +257,11 @@ def apply_rows(rows, params, idx, acts, k):
 
 
 @jit
-def row_values(rows, base, params, mode, bag_cost, endgame):
+def row_values(rows, base, params, mode, bag_cost, endgame, gain=-1.0, spread=-1.0):
     """The value of each played-out row for team 0 (the searching seat's), in points, relative
-    to ``base`` (see the module docstring: ``mode`` 0 tricks, 1 hand margin, 2 game score)."""
+    to ``base`` (see the module docstring: ``mode`` 0 tricks, 1 hand margin, 2 game score, 3 the
+    chance of winning times the target at any score, :func:`win_chance` with ``gain`` and
+    ``spread``)."""
     out = np.zeros(rows.shape[0], dtype=np.float64)
     n = base[L.NUM_SEATS]
     limit = max(params[L.P_BAG_LIMIT], 1)
@@ -249,7 +271,11 @@ def row_values(rows, base, params, mode, bag_cost, endgame):
     if params[L.P_MERCY] != 0 and min(base[L.SCORES], base[L.SCORES + 1]) <= params[L.P_MERCY_THRESHOLD] + endgame:
         near = True
     m0 = (base[L.SCORES] - per_bag * base[L.BAGS]) - (base[L.SCORES + 1] - per_bag * base[L.BAGS + 1])
-    w0 = win_chance(base[L.SCORES], base[L.SCORES + 1], params, -1.0, -1.0)
+    if mode == 3:
+        near = True
+    else:
+        gain, spread = -1.0, -1.0
+    w0 = win_chance(base[L.SCORES], base[L.SCORES + 1], params, gain, spread)
     for i in range(rows.shape[0]):
         r = rows[i]
         if mode == 0:
@@ -262,7 +288,7 @@ def row_values(rows, base, params, mode, bag_cost, endgame):
         else:
             m = (r[L.SCORES] - per_bag * r[L.BAGS]) - (r[L.SCORES + 1] - per_bag * r[L.BAGS + 1])
             if near:
-                out[i] = (win_chance(r[L.SCORES], r[L.SCORES + 1], params, -1.0, -1.0) - w0) * target
+                out[i] = (win_chance(r[L.SCORES], r[L.SCORES + 1], params, gain, spread) - w0) * target
             else:
                 out[i] = m - m0
     return out
@@ -374,6 +400,8 @@ class NetSearchPolicy(ScriptedBot):
         draws: int = 8,
         confidence: float = 2.0,
         split: int = 0,
+        blind: int = 0,
+        exchange: int = 0,
         actor: NumpyActor | None = None,
     ) -> None:
         super().__init__(rules, seed=seed)
@@ -393,6 +421,8 @@ class NetSearchPolicy(ScriptedBot):
             ("draws", draws),
             ("confidence", confidence),
             ("split", split),
+            ("blind", blind),
+            ("exchange", exchange),
         ):
             if v is None:
                 continue
@@ -412,6 +442,7 @@ class NetSearchPolicy(ScriptedBot):
         self.infer, self.floor = float(infer), float(floor)
         self.value, self.bag_cost, self.endgame, self.margin = int(value), float(bag_cost), int(endgame), float(margin)
         self.draws, self.confidence, self.split = int(draws), float(confidence), int(split)
+        self.blind_deals, self.search_exchange = int(blind), bool(exchange)
         self.net = net
         if actor is None:
             actor = load_actor_of(net, rules)
@@ -440,13 +471,20 @@ class NetSearchPolicy(ScriptedBot):
         return int(np.argmax(self._logits))
 
     def blind(self, v: SeatView) -> int:
-        return self._net_choice()
+        """Blind Nil or see the cards: the network's choice, or with ``blind`` deals searched."""
+        cands = np.array([a for a in (ACTION_BLIND_NIL, ACTION_SEE_CARDS) if self._mask[a]], dtype=np.int64)
+        if self.blind_deals == 0 or v.num_seats != 4 or len(cands) < 2:
+            return self._net_choice()
+        return self._search(v, cands)
 
     def draw(self, v: SeatView) -> int:
         return self._net_choice()
 
     def exchange(self, v: SeatView, legal: list[int]) -> int:
-        return self._net_choice()
+        """The card to pass: the network's, or with ``exchange=1`` searched as a card play."""
+        if not self.search_exchange or len(legal) == 1:
+            return self._net_choice()
+        return self.play(v, legal)
 
     def bid(self, v: SeatView) -> int:
         legal = np.flatnonzero(self._mask)
@@ -474,6 +512,8 @@ class NetSearchPolicy(ScriptedBot):
             voids[s] = v.voids[s]
         if n == 4:
             fixed[2] = v.passed & pool
+            if v.phase == L.PH_EXCHANGE:  # the partner holds what we passed, not what it passed us
+                counts[2] += bin(v.passed).count("1") - bin(v.received).count("1")
         else:
             counts[4] = bin(pool).count("1") - counts[1]
         return pool, counts, fixed, voids
@@ -486,11 +526,17 @@ class NetSearchPolicy(ScriptedBot):
         if v.num_seats == 4:  # the partner's side of our exchange (the other team's is unknown)
             base[L.PASSED + 2] = base[L.RECEIVED]
             base[L.RECEIVED + 2] = base[L.PASSED]
-        if v.phase == L.PH_BID:
+        if v.phase in (L.PH_BLIND, L.PH_BID, L.PH_EXCHANGE):
             for s in range(4):  # the seats that bid saw their cards (or declared Blind Nil)
                 b = base[L.BIDS + s]
                 base[L.BLIND_STATUS + s] = L.BLIND_NIL if b == L.BID_BLIND_NIL else (L.BLIND_SAW if b >= 0 else 0)
-            base[L.BLIND_STATUS] = L.BLIND_SAW
+            if v.phase == L.PH_BID:
+                base[L.BLIND_STATUS] = L.BLIND_SAW
+        if v.phase == L.PH_EXCHANGE:
+            det = np.empty_like(base)
+            if not exchange_state(base, params, det):
+                return self._net_choice()
+            base = det
         pool, counts, fixed, voids = self._constraints(v)
         self._rng[0] = int(self.rng.integers(1, 2**47))
         cands = np.asarray(cands, dtype=np.int64)
@@ -499,8 +545,11 @@ class NetSearchPolicy(ScriptedBot):
         done = 0
         start = time.perf_counter()
         batch = self.samples if self.budget is None else 8
-        while done < self.max_samples:
-            k = min(batch, self.max_samples - done)
+        limit = self.max_samples
+        if v.phase == L.PH_BLIND:  # one batch of its own size (a choice made once a hand at most)
+            batch = limit = self.blind_deals
+        while done < limit:
+            k = min(batch, limit - done)
             vals, batch_ess = self._batch(base, params, pool, counts, fixed, voids, cands, k)
             parts.append(vals)
             ess += batch_ess
@@ -510,7 +559,7 @@ class NetSearchPolicy(ScriptedBot):
         vals = np.concatenate(parts)
         net = self._net_choice()
         j = int(np.flatnonzero(cands == net)[0]) if net in cands else -1
-        while self.budget is None and j >= 0 and done < self.upto and self._undecided(vals, j):
+        while self.budget is None and v.phase != L.PH_BLIND and j >= 0 and done < self.upto and self._undecided(vals, j):
             k = min(done, self.upto - done)  # double the deals: few looks at the gain
             more, batch_ess = self._batch(base, params, pool, counts, fixed, voids, cands, k)
             vals = np.concatenate([vals, more])
@@ -562,9 +611,13 @@ class NetSearchPolicy(ScriptedBot):
         picked in proportion to their weights (systematic resampling) to be played out. The
         weights are sharp (a network's bids are nearly certain given a hand), so without the
         extra draws a few deals carry every search (effective 1 to 7 of 16 in a trial)."""
+        blind = base[L.PHASE] == L.PH_BLIND
         draws = k * self.draws if self.infer > 0 and pool != 0 else k
         rows = np.empty((draws, L.STATE_SIZE), dtype=np.int64)
-        sample_rows(base, pool, counts, fixed, voids, self._rng, np.zeros(5, dtype=np.int64), rows)
+        if blind:  # every hand dealt, the seat's own too
+            deal_rows(base, self._rng, rows)
+        else:
+            sample_rows(base, pool, counts, fixed, voids, self._rng, np.zeros(5, dtype=np.int64), rows)
         ess = float(draws)
         if draws > k:
             logw = np.zeros(draws)
@@ -594,7 +647,11 @@ class NetSearchPolicy(ScriptedBot):
             if apply_action(play[j], params, cands[j % a]) != 0:
                 raise RuntimeError(f"netsearch: candidate {cands[j % a]} is illegal in the searched state")
         self._playout(play, params)
-        vals = row_values(play, base, params, self.value, self.bag_cost, self.endgame)
+        if blind:  # a choice about the game: its value is the chance of winning it, as L3's
+            gain, spread = model_hand(blind_model(), params, row_config(base, params))
+            vals = row_values(play, base, params, VALUE_WIN, self.bag_cost, self.endgame, gain, spread)
+        else:
+            vals = row_values(play, base, params, self.value, self.bag_cost, self.endgame)
         return vals.reshape(k, a), ess
 
     def _playout(self, rows: np.ndarray, params: np.ndarray) -> None:

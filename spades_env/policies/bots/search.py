@@ -352,16 +352,15 @@ def blind_search(base, params, model, n_samples, rng, values):
 
 
 @jit
-def exchange_search(base, params, model, cards, n_cards, n_samples, rng, totals):
-    """Add into ``totals[i]`` the summed hand margin of passing ``cards[i]`` now, over deals of
-    the unseen cards consistent with the exchange so far (seat 0 of the decoded row ``base``
-    is to pass). False if the exchange cannot be rebuilt from the observation: the caller then
-    uses L2's choice."""
+def exchange_state(base, params, det):
+    """Rebuild in ``det`` the Blind Nil exchange of the decoded row ``base`` at seat 0's turn
+    to pass (the core's order of the exchange, the steps before seat 0's complete, seat 0's
+    with the cards it passed so far). False if the observation does not make one."""
     n = base[L.NUM_SEATS]
     k = params[L.P_EXCHANGE_CARDS]
     if n != 4 or k <= 0:
         return False
-    det = base.copy()
+    det[:] = base
     _after_bidding(det, params)  # the core's exchange order: pairs (giver, then its partner)
     if det[L.PHASE] != L.PH_EXCHANGE:
         return False
@@ -375,6 +374,19 @@ def exchange_search(base, params, model, cards, n_cards, n_samples, rng, totals)
     det[L.EXCH_STEP] = step
     det[L.EXCH_LEFT] = k - popcount_jit(base[L.PASSED])
     det[L.TURN] = 0
+    return True
+
+
+@jit
+def exchange_search(base, params, model, cards, n_cards, n_samples, rng, totals):
+    """Add into ``totals[i]`` the summed hand margin of passing ``cards[i]`` now, over deals of
+    the unseen cards consistent with the exchange so far (seat 0 of the decoded row ``base``
+    is to pass). False if the exchange cannot be rebuilt from the observation: the caller then
+    uses L2's choice."""
+    n = base[L.NUM_SEATS]
+    det = base.copy()
+    if not exchange_state(base, params, det):
+        return False
     pool = ((1 << 52) - 1) & ~base[L.HANDS]
     counts = np.zeros(5, dtype=np.int64)
     fixed = np.zeros(5, dtype=np.int64)
