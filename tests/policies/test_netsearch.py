@@ -29,7 +29,7 @@ def test_registry_parses_netsearch_options():
     assert name == "netsearch" and opts == {"samples": 8, "net": "spades4_net_v1", "infer": 0.5, "value": 0}
     p = make_policy("netsearch:samples=3", seed=1)
     assert isinstance(p, NetSearchPolicy) and p.samples == 3 and p.budget is None
-    for bad in ("netsearch:samples=0", "netsearch:foo=1", "netsearch:budget=nan", "netsearch:value=3",
+    for bad in ("netsearch:samples=0", "netsearch:foo=1", "netsearch:budget=nan", "netsearch:value=4",
                 "netsearch:samples=2.5", "netsearch:net=", "netsearch:samples=2,samples=3"):
         with pytest.raises(PolicyNameError):
             parse_policy_name(bad)

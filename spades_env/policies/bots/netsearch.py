@@ -25,9 +25,12 @@ For a bid or a card to play, :class:`NetSearchPolicy`
    and their penalty, from the core's scoring) minus ``bag_cost`` times each bag's weight
    (a bag left on the books costs ``bag_penalty / bag_limit`` points later), and, once a team
    is within ``endgame`` points of the target, the chance of winning the game (the L2 model's
-   :func:`~spades_env.policies.bots.blind_value.win_chance`) times the target score. ``value=1``
-   is L3's hand margin (points this hand, own team minus the other), ``value=0`` the team's
-   tricks (a comparison only).
+   :func:`~spades_env.policies.bots.blind_value.win_chance`) times the target score.
+   ``value=3``: at every score, the chance of winning the game from the score after the hand
+   as the rules make it (:mod:`~spades_env.policies.bots.game_value`: a team far enough behind
+   gets a Blind Nil, the target is near), times the target score, the bags costed as above.
+   ``value=1`` is L3's hand margin (points this hand, own team minus the other), ``value=0``
+   the team's tricks (a comparison only).
 
 The candidates: every legal card (or the network's ``cards`` most likely ones), and the
 network's ``bids`` most likely bids. The best-valued candidate replaces the network's own
@@ -39,7 +42,12 @@ yet surely) draws as many deals again, and again, up to ``upto`` deals: the play
 the decision hangs on them, and the clear decisions stay at ``samples``. With ``split=1`` the
 best candidate is chosen on half of the deals and its gain tested on the other half (the gain of
 the best of several candidates, measured on the deals that chose it, leans high). The Blind Nil
-choice, the exchange and the two-player draw are the network's. The search reads only the
+choice is the network's unless ``blind`` names a number of deals: then both answers are played
+out on that many deals of all 52 cards (the seat has not seen its hand; weighted by the earlier
+bids as above), valued by the chance of winning the game (as L3's choice is), with the same
+test against the network's answer. The exchange is the network's unless ``exchange=1``: then
+each card the seat may pass is a candidate as in a card play (the partner holds the cards
+passed to it, not those it passed back). The two-player draw is the network's. The search reads only the
 seat's observation (decoded with the core's decoder); given ``samples`` it is a function of the
 observation and the seed.
 
@@ -65,7 +73,7 @@ import numpy as np
 
 from spades_env.core import layout as L
 from spades_env.core.actions import ACTION_BLIND_NIL, ACTION_SEE_CARDS, BID_BASE, NUM_ACTIONS
-from spades_env.core.engine import apply_action, legal_mask
+from spades_env.core.engine import apply_action, game_winner_of, legal_mask
 from spades_env.core.jit import jit
 from spades_env.core.observation import O_SCORES, OBS_SIZE, SeatView, decode_into, encode_observation
 from spades_env.core.rng import shuffle_into
@@ -73,15 +81,17 @@ from spades_env.core.rules import RulesConfig, load_rules
 from spades_env.policies.base import PolicyNameError
 from spades_env.policies.bots.base import ScriptedBot
 from spades_env.policies.bots.blind_value import blind_model, model_hand, row_config, win_chance
+from spades_env.policies.bots.game_value import chance_at, game_value_table
 from spades_env.policies.bots.search import exchange_state, sample_deal
 from spades_env.policies.checkpoint import MASKED_LOGIT, NumpyActor
 
 _SPADES = ((1 << 13) - 1) << 39
+_NO_TABLE = np.zeros((2, 2), dtype=np.float64)
 
-VALUE_TRICKS, VALUE_HAND, VALUE_SCORE = 0, 1, 2
-VALUE_WIN = 3
-"""The chance of winning the game (times the target score) at any score: the Blind Nil choice's
-value (``blind``), as L3's; not an option of the card play."""
+VALUE_TRICKS, VALUE_HAND, VALUE_SCORE, VALUE_GAME = 0, 1, 2, 3
+VALUE_WIN = 4
+"""The normal model's chance of winning the game (times the target score) at any score: the
+Blind Nil choice's value (``blind``) under ``value`` 0 to 2, as L3's; not an option itself."""
 DEFAULT_SAMPLES = 16
 """Deals per decision when neither ``samples`` nor ``budget`` is given."""
 
@@ -95,7 +105,7 @@ OPTIONS: dict[str, tuple[type, float, float]] = {
     "cards": (int, 0, 13),
     "infer": (float, 0.0, 10.0),
     "floor": (float, 0.0, 1.0),
-    "value": (int, 0, 2),
+    "value": (int, 0, 3),
     "bag_cost": (float, 0.0, 2.0),
     "endgame": (int, 0, 100_000),
     "margin": (float, 0.0, 1000.0),
@@ -257,11 +267,11 @@ def apply_rows(rows, params, idx, acts, k):
 
 
 @jit
-def row_values(rows, base, params, mode, bag_cost, endgame, gain=-1.0, spread=-1.0):
+def row_values(rows, base, params, mode, bag_cost, endgame, gain, spread, chances, low):
     """The value of each played-out row for team 0 (the searching seat's), in points, relative
     to ``base`` (see the module docstring: ``mode`` 0 tricks, 1 hand margin, 2 game score, 3 the
-    chance of winning times the target at any score, :func:`win_chance` with ``gain`` and
-    ``spread``)."""
+    game-value table ``chances`` from ``low`` times the target, 4 the normal model's chance of
+    winning times the target at any score, :func:`win_chance` with ``gain`` and ``spread``)."""
     out = np.zeros(rows.shape[0], dtype=np.float64)
     n = base[L.NUM_SEATS]
     limit = max(params[L.P_BAG_LIMIT], 1)
@@ -271,11 +281,13 @@ def row_values(rows, base, params, mode, bag_cost, endgame, gain=-1.0, spread=-1
     if params[L.P_MERCY] != 0 and min(base[L.SCORES], base[L.SCORES + 1]) <= params[L.P_MERCY_THRESHOLD] + endgame:
         near = True
     m0 = (base[L.SCORES] - per_bag * base[L.BAGS]) - (base[L.SCORES + 1] - per_bag * base[L.BAGS + 1])
-    if mode == 3:
+    if mode == 4:
         near = True
     else:
         gain, spread = -1.0, -1.0
     w0 = win_chance(base[L.SCORES], base[L.SCORES + 1], params, gain, spread)
+    if mode == 3:
+        w0 = chance_at(chances, low, base[L.SCORES] - per_bag * base[L.BAGS], base[L.SCORES + 1] - per_bag * base[L.BAGS + 1], params)
     for i in range(rows.shape[0]):
         r = rows[i]
         if mode == 0:
@@ -285,6 +297,14 @@ def row_values(rows, base, params, mode, bag_cost, endgame, gain=-1.0, spread=-1
             out[i] = t
         elif mode == 1:
             out[i] = r[L.HAND_DELTA] - r[L.HAND_DELTA + 1]
+        elif mode == 3:
+            w = game_winner_of(r[L.SCORES], r[L.SCORES + 1], params)
+            if w >= 0:
+                out[i] = ((1.0 if w == 0 else 0.0) - w0) * target
+            else:
+                own = r[L.SCORES] - per_bag * r[L.BAGS]
+                opp = r[L.SCORES + 1] - per_bag * r[L.BAGS + 1]
+                out[i] = (chance_at(chances, low, own, opp, params) - w0) * target
         else:
             m = (r[L.SCORES] - per_bag * r[L.BAGS]) - (r[L.SCORES + 1] - per_bag * r[L.BAGS + 1])
             if near:
@@ -647,11 +667,15 @@ class NetSearchPolicy(ScriptedBot):
             if apply_action(play[j], params, cands[j % a]) != 0:
                 raise RuntimeError(f"netsearch: candidate {cands[j % a]} is illegal in the searched state")
         self._playout(play, params)
-        if blind:  # a choice about the game: its value is the chance of winning it, as L3's
+        mode = self.value
+        gain, spread = -1.0, -1.0
+        chances, low = _NO_TABLE, 0.0
+        if mode == VALUE_GAME:
+            chances, low = game_value_table(params)
+        elif blind:  # a choice about the game: its value is the chance of winning it, as L3's
+            mode = VALUE_WIN
             gain, spread = model_hand(blind_model(), params, row_config(base, params))
-            vals = row_values(play, base, params, VALUE_WIN, self.bag_cost, self.endgame, gain, spread)
-        else:
-            vals = row_values(play, base, params, self.value, self.bag_cost, self.endgame)
+        vals = row_values(play, base, params, mode, self.bag_cost, self.endgame, gain, spread, chances, low)
         return vals.reshape(k, a), ess
 
     def _playout(self, rows: np.ndarray, params: np.ndarray) -> None:
