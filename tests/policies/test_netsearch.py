@@ -432,3 +432,25 @@ def test_exchange_is_searched_as_a_card_play():
     assert searched[0] > 0 and searched[1] > 0  # the giver's passes and the Blind Nil bidder's
     with pytest.raises(PolicyNameError):
         parse_policy_name("netsearch:exchange=2")
+
+
+def test_every_decision_searched_under_other_rules_stays_legal():
+    """``blind``, ``exchange`` and ``value=3`` together, under rules of another target and
+    deficit: legal in every phase, and the Blind Nil choice and the passes carry values."""
+    rules = load_rules({"max_hands": 2, "target_score": 300, "blind_nil_min_deficit": 50})
+    spec = "netsearch:samples=2,bids=2,value=3,blind=8,exchange=1"
+    valued: set[int] = set()
+    for seed in range(2):
+        g = SpadesGame(rules, seed=seed)
+        g.set_hand(scores=[0, 200])
+        bots = {s: make_policy(spec if s % 2 == 0 else "blind", seed=s, rules=rules) for s in range(4)}
+        while not g.is_hand_over:
+            seat = g.current_player
+            obs, mask = _obs(g, seat)
+            phase = int(g.state[L.PHASE])
+            a = bots[seat].act(obs, mask)
+            assert mask[a]
+            if seat % 2 == 0 and int(mask.sum()) > 1 and np.isfinite(bots[seat].last_values).any():
+                valued.add(phase)
+            g.apply(a)
+    assert {L.PH_BLIND, L.PH_BID, L.PH_EXCHANGE, L.PH_PLAY} <= valued
