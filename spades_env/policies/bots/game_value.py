@@ -73,9 +73,9 @@ def chance_at(table, low, own, opp, params):
 @jit
 def _mean_after(table, low, own, opp, pts, ours, theirs, params):
     """Mean chance after a hand drawn from the deals' points ``pts[answer, deal, team]`` (team 0
-    the deciding seat's): ``ours`` / ``theirs`` is each team's answer, -1 where it has none. A
-    hand without a Blind Nil is read from both sides (the table's deciding seat bids first);
-    both teams declaring take their declaring sides from two different deals."""
+    the deciding seat's): ``ours`` / ``theirs`` is each team's answer (``OPT_SEE`` for a team
+    not offered one). A hand without a Blind Nil is read from both sides (the table's deciding
+    seat bids first); both teams declaring take their declaring sides from two different deals."""
     m = pts.shape[1]
     total = 0.0
     for d in range(m):
@@ -128,7 +128,8 @@ def iterate(table, low, pts, params, sweeps, tolerance):
 
 def hand_points_table(params: np.ndarray) -> np.ndarray:
     """``float64 [2, DEALS, 2]``: per answer (Blind Nil, see) and deal of the outcome table, each
-    team's points less its bags' share of the penalty (four-player table, no partner bid yet)."""
+    team's (seat's, two players) points less its bags' share of the penalty (the table's entry
+    for the rules' exchange size with no partner bid yet, or the two-player entry)."""
     model = blind_model()
     exchange = min(max(int(params[L.P_EXCHANGE_CARDS]), 0), 4)
     cfg = TWO_PLAYER_CONFIG if params[L.P_NUM_SEATS] == 2 else 2 * exchange

@@ -47,9 +47,9 @@ out on that many deals of all 52 cards (the seat has not seen its hand; weighted
 bids as above), valued by the chance of winning the game (as L3's choice is), with the same
 test against the network's answer. The exchange is the network's unless ``exchange=1``: then
 each card the seat may pass is a candidate as in a card play (the partner holds the cards
-passed to it, not those it passed back). The two-player draw is the network's. The search reads only the
-seat's observation (decoded with the core's decoder); given ``samples`` it is a function of the
-observation and the seed.
+passed to it, not those it passed back). The two-player draw is the network's. The search
+reads only the seat's observation (decoded with the core's decoder); given ``samples`` it is a
+function of the observation and the seed.
 
 ``last_values`` holds the searched actions' values (points; NaN elsewhere): the soft targets
 of expert iteration (``training.expert_iteration``).
