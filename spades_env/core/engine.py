@@ -161,15 +161,21 @@ def legal_mask(state, params, out):
 
 
 @inline_jit
-def blind_open_for_team(state, params, team):
-    """Whether the rules and the score let ``team`` choose Blind Nil (it is allowed, and the
-    team trails by at least ``blind_nil_min_deficit``)."""
+def blind_open_at(behind, params):
+    """Whether the rules let a team that trails by ``behind`` points choose Blind Nil (it is
+    allowed, and ``behind`` is at least ``blind_nil_min_deficit``)."""
     if params[L.P_BLIND_NIL] == 0:
         return False
     need = params[L.P_BLIND_NIL_MIN_DEFICIT]
     if need > 0:
-        return state[L.SCORES + 1 - team] - state[L.SCORES + team] >= need
+        return behind >= need
     return True
+
+
+@inline_jit
+def blind_open_for_team(state, params, team):
+    """Whether the rules and the score let ``team`` choose Blind Nil (:func:`blind_open_at`)."""
+    return blind_open_at(state[L.SCORES + 1 - team] - state[L.SCORES + team], params)
 
 
 @inline_jit

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from spades_env.core import layout as L
+from spades_env.core.engine import blind_open_at
 from spades_env.core.rules import load_rules
 from spades_env.policies.bots.blind_value import OPT_BLIND, OPT_SEE
 from spades_env.policies.bots.game_value import (
@@ -14,7 +15,6 @@ from spades_env.policies.bots.game_value import (
     chance_at,
     game_value_table,
     hand_points_table,
-    offered,
 )
 from spades_env.policies.bots.netsearch import VALUE_GAME, VALUE_SCORE, row_values
 
@@ -44,7 +44,7 @@ def test_the_table_is_the_fixed_point_of_a_hand(rules_table):
     _, params, table, low = rules_table
     pts = hand_points_table(params)
     for own, opp in [(0, 0), (150, 40), (40, 150), (300, 420), (-100, 60)]:
-        us, them = offered(opp - own, params), offered(own - opp, params)
+        us, them = blind_open_at(opp - own, params), blind_open_at(own - opp, params)
         best = -1.0
         for ours in [OPT_SEE] + ([OPT_BLIND] if us else []):
             best = max(best, min(_mean_after(table, low, own, opp, pts, ours, t, params)

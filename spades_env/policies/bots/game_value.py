@@ -21,7 +21,7 @@ from functools import lru_cache
 import numpy as np
 
 from spades_env.core import layout as L
-from spades_env.core.engine import game_winner_of
+from spades_env.core.engine import blind_open_at, game_winner_of
 from spades_env.core.jit import jit
 from spades_env.policies.bots.blind_value import (
     OPT_BLIND,
@@ -40,15 +40,6 @@ DEALS = 64
 """Deals of the table a hand is drawn from."""
 SWEEPS, TOLERANCE = 200, 1e-5
 """Value iteration stops after this many sweeps or once no chance moves by more."""
-
-
-@jit
-def offered(behind, params):
-    """Whether the rules offer a Blind Nil to a team ``behind`` points behind the other."""
-    if params[L.P_BLIND_NIL] == 0:
-        return False
-    need = params[L.P_BLIND_NIL_MIN_DEFICIT]
-    return need <= 0 or behind >= need
 
 
 @jit
@@ -107,8 +98,8 @@ def iterate(table, low, pts, params, sweeps, tolerance):
             own = low + i * GRID_STEP
             for j in range(n):
                 opp = low + j * GRID_STEP
-                us = offered(opp - own, params)
-                them = offered(own - opp, params)
+                us = blind_open_at(opp - own, params)
+                them = blind_open_at(own - opp, params)
                 v = -1.0
                 for ours in (OPT_SEE, OPT_BLIND):
                     if ours == OPT_BLIND and not us:
