@@ -76,10 +76,12 @@ def make_model(
     hidden: tuple[int, ...] = (256, 256),
     **kwargs: Any,
 ):
-    """A MaskablePPO with an MLP policy of ``hidden`` layers (actor and critic)."""
+    """A MaskablePPO with an MLP policy of ``hidden`` layers (actor and critic), logging nowhere
+    (SB3's default logger makes an empty ``SB3-<date>`` folder in the temp dir at every learn)."""
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
 
-    return MaskablePPO(
+    model = MaskablePPO(
         "MlpPolicy",
         env,
         n_steps=n_steps,
@@ -90,6 +92,8 @@ def make_model(
         device="cpu",
         **kwargs,
     )
+    model.set_logger(Logger(None, []))
+    return model
 
 
 def train_sb3(

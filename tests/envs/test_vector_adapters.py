@@ -151,5 +151,8 @@ def test_sb3_vecenv_and_maskable_ppo_smoke():
     model = sb3_contrib.MaskablePPO(
         "MlpPolicy", venv, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu"
     )
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(None, []))  # SB3's default makes an empty folder in the temp dir
     model.learn(total_timesteps=256)
     assert model.num_timesteps >= 256
