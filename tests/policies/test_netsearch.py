@@ -454,3 +454,52 @@ def test_every_decision_searched_under_other_rules_stays_legal():
                 valued.add(phase)
             g.apply(a)
     assert {L.PH_BLIND, L.PH_BID, L.PH_EXCHANGE, L.PH_PLAY} <= valued
+
+
+# ---- playouts drawn from the network's policy (``temp``) ------------------------------------------
+def _playout_ends(p: NetSearchPolicy, game: SpadesGame, copies: int, per_deal: int) -> np.ndarray:
+    rows = np.repeat(game.state[None].astype(np.int64), copies, axis=0)
+    p._playout(rows, game.params, per_deal)
+    assert (rows[:, L.PHASE] >= L.PH_HAND_END).all()
+    return rows
+
+
+def test_temp_draws_playout_actions_with_common_noise_per_deal():
+    """``temp=0`` plays the network's likeliest action (every copy of a deal ends the same);
+    ``temp>0`` draws from its policy (copies of a deal with their own noise end differently), and
+    rows of one deal (one per candidate) share the noise step by step, so identical rows stay
+    identical."""
+    rules = load_rules("house")
+    g = SpadesGame(rules, seed=11)
+    driver = [make_policy("heuristic", seed=s) for s in range(4)]
+    while g.state[L.PHASE] != L.PH_PLAY:
+        g.apply(driver[g.current_player].act(*_obs(g, g.current_player)))
+    greedy = NetSearchPolicy(rules, samples=2, seed=0)
+    ends = _playout_ends(greedy, g, 6, 1)
+    assert (ends == ends[0]).all()
+    hot = NetSearchPolicy(rules, samples=2, seed=0, temp=3.0, actor=greedy.actor)
+    ends = _playout_ends(hot, g, 6, 1)
+    assert len({r.tobytes() for r in ends}) > 1
+    shared = _playout_ends(hot, g, 6, 6)
+    assert (shared == shared[0]).all()
+    pairs = _playout_ends(hot, g, 8, 2)
+    assert (pairs[0::2] == pairs[1::2]).all() and len({r.tobytes() for r in pairs}) > 1
+
+
+def test_temp_search_is_legal_and_deterministic_for_a_seed():
+    runs: list[list[int]] = [[], []]
+    for run in runs:
+        game = SpadesGame(load_rules({"max_hands": 1}), seed=2)
+        bots = [make_policy("netsearch:samples=3,bids=2,temp=1", seed=s) for s in range(4)]
+        while not game.is_hand_over:
+            obs, mask = _obs(game, game.current_player)
+            a = bots[game.current_player].act(obs, mask)
+            assert mask[a]
+            run.append(a)
+            game.apply(a)
+    assert runs[0] == runs[1]
+    for bad in ("netsearch:temp=-1", "netsearch:temp=11", "netsearch:temp=nan"):
+        with pytest.raises(PolicyNameError, match="temp"):
+            parse_policy_name(bad)
+    with pytest.raises(ValueError, match="temp"):
+        NetSearchPolicy(temp=-0.5)

@@ -19,7 +19,9 @@ For a bid or a card to play, :class:`NetSearchPolicy`
    inference believes, not to a few heavy ones among mostly unlikely ones;
 3. **plays each candidate out** on every deal with the network at every seat, each seat acting
    on its own observation of the sampled deal (one batched forward pass per ply over all
-   deals and candidates; forced moves without one);
+   deals and candidates; forced moves without one): its likeliest action, or with ``temp``
+   an action drawn from softmax(logits / ``temp``), the candidates of one deal drawing with
+   the same noise step by step (common random numbers);
 4. **values each candidate** by the weighted mean, over the deals, of the score of the game
    after the hand (``value=2``, the default): the points margin (contracts, Nils, sets, bags
    and their penalty, from the core's scoring) minus ``bag_cost`` times each bag's weight
@@ -87,6 +89,8 @@ from spades_env.policies.checkpoint import MASKED_LOGIT, NumpyActor
 
 _SPADES = ((1 << 13) - 1) << 39
 _NO_TABLE = np.zeros((2, 2), dtype=np.float64)
+_PLAYOUT_STEPS = 72
+"""Decisions a playout row makes at most (bids, exchange passes, cards); later ones reuse the last noise."""
 
 VALUE_TRICKS, VALUE_HAND, VALUE_SCORE, VALUE_GAME = 0, 1, 2, 3
 VALUE_WIN = 4
@@ -114,6 +118,7 @@ OPTIONS: dict[str, tuple[type, float, float]] = {
     "split": (int, 0, 1),
     "blind": (int, 0, 100_000),
     "exchange": (int, 0, 1),
+    "temp": (float, 0.0, 10.0),
 }
 """``netsearch`` options: (type, low, high); a float's low bound is excluded for ``budget``
 only. ``net`` is a shipped agent id or a checkpoint folder (its network plays and infers)."""
@@ -422,6 +427,7 @@ class NetSearchPolicy(ScriptedBot):
         split: int = 0,
         blind: int = 0,
         exchange: int = 0,
+        temp: float = 0.0,
         actor: NumpyActor | None = None,
     ) -> None:
         super().__init__(rules, seed=seed)
@@ -443,6 +449,7 @@ class NetSearchPolicy(ScriptedBot):
             ("split", split),
             ("blind", blind),
             ("exchange", exchange),
+            ("temp", temp),
         ):
             if v is None:
                 continue
@@ -463,6 +470,7 @@ class NetSearchPolicy(ScriptedBot):
         self.value, self.bag_cost, self.endgame, self.margin = int(value), float(bag_cost), int(endgame), float(margin)
         self.draws, self.confidence, self.split = int(draws), float(confidence), int(split)
         self.blind_deals, self.search_exchange = int(blind), bool(exchange)
+        self.temp = float(temp)
         self.net = net
         if actor is None:
             actor = load_actor_of(net, rules)
@@ -666,7 +674,7 @@ class NetSearchPolicy(ScriptedBot):
         for j in range(k * a):
             if apply_action(play[j], params, cands[j % a]) != 0:
                 raise RuntimeError(f"netsearch: candidate {cands[j % a]} is illegal in the searched state")
-        self._playout(play, params)
+        self._playout(play, params, a)
         mode = self.value
         gain, spread = -1.0, -1.0
         chances, low = _NO_TABLE, 0.0
@@ -678,17 +686,30 @@ class NetSearchPolicy(ScriptedBot):
         vals = row_values(play, base, params, mode, self.bag_cost, self.endgame, gain, spread, chances, low)
         return vals.reshape(k, a), ess
 
-    def _playout(self, rows: np.ndarray, params: np.ndarray) -> None:
-        """Play every row to the end of its hand with the network at every seat (argmax)."""
+    def _playout(self, rows: np.ndarray, params: np.ndarray, per_deal: int = 1) -> None:
+        """Play every row to the end of its hand with the network at every seat: its likeliest
+        action, or with ``temp`` an action drawn from softmax(logits / ``temp``) (Gumbel-max).
+        Rows ``per_deal`` apart share a deal (one per candidate) and draw with the same noise at
+        the same step of their playouts (common random numbers: the candidates' values differ
+        by the candidates, not by the draws)."""
         b = rows.shape[0]
         obs = np.empty((b, OBS_SIZE), dtype=np.float32)
         masks = np.empty((b, NUM_ACTIONS), dtype=np.int8)
         idx = np.empty(b, dtype=np.int64)
+        noise = None
+        if self.temp > 0:
+            deals = -(-b // per_deal)
+            noise = self.rng.gumbel(size=(deals, _PLAYOUT_STEPS, NUM_ACTIONS)).astype(np.float32) * self.temp
+            steps = np.zeros(b, dtype=np.int64)
         while True:
             k = advance(rows, params, obs, masks, idx)
             if k == 0:
                 return
             logits = forward(self.actor, obs[:k])
+            if noise is not None:
+                rows_k = idx[:k]
+                logits = logits + noise[rows_k // per_deal, np.minimum(steps[rows_k], _PLAYOUT_STEPS - 1)]
+                steps[rows_k] += 1
             acts = np.argmax(np.where(masks[:k] != 0, logits, MASKED_LOGIT), axis=1).astype(np.int64)
             if not apply_rows(rows, params, idx, acts, k):
                 raise RuntimeError("netsearch: a playout chose an illegal action")
