@@ -248,11 +248,11 @@ class SB3:
 
     def __init__(self, config: str, seed: int = 0) -> None:
         from sb3_contrib import MaskablePPO
-        from stable_baselines3.common.logger import Logger
 
         from spades_env.envs.vector_adapters import SpadesSB3VecEnv
         from spades_env.policies.base import RandomPolicy
         from training.ppo import load_train_config
+        from training.sb3_train import log_nowhere
 
         cfg = load_train_config(config)
         opp = {1: RandomPolicy(seed + 1), 3: RandomPolicy(seed + 3)}
@@ -273,7 +273,7 @@ class SB3:
             device="cpu",
             verbose=0,
         )
-        self.model.set_logger(Logger(None, []))  # SB3's default makes an empty folder in the temp dir
+        log_nowhere(self.model)
         self.epochs = cfg.update_epochs
         self.model.learn(total_timesteps=self.batch)  # warm-up rollout and update
 

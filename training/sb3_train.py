@@ -77,9 +77,8 @@ def make_model(
     **kwargs: Any,
 ):
     """A MaskablePPO with an MLP policy of ``hidden`` layers (actor and critic), logging nowhere
-    (SB3's default logger makes an empty ``SB3-<date>`` folder in the temp dir at every learn)."""
+    (:func:`log_nowhere`)."""
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.logger import Logger
 
     model = MaskablePPO(
         "MlpPolicy",
@@ -92,6 +91,14 @@ def make_model(
         device="cpu",
         **kwargs,
     )
+    return log_nowhere(model)
+
+
+def log_nowhere(model: Any) -> Any:
+    """``model`` (an SB3 algorithm) with a logger that writes nothing: SB3's default logger makes
+    an empty ``SB3-<date>`` folder in the temp dir at every ``learn``."""
+    from stable_baselines3.common.logger import Logger
+
     model.set_logger(Logger(None, []))
     return model
 

@@ -122,7 +122,7 @@ def test_two_player_learner_seat_zero():
         obs, *_ = env.step(random_actions(obs["action_mask"], rng))
 
 
-def test_sb3_vecenv_and_maskable_ppo_smoke():
+def test_sb3_vecenv_and_maskable_ppo_smoke(tmp_path, monkeypatch):
     pytest.importorskip("stable_baselines3")
     from stable_baselines3.common.vec_env import VecEnv
 
@@ -151,8 +151,11 @@ def test_sb3_vecenv_and_maskable_ppo_smoke():
     model = sb3_contrib.MaskablePPO(
         "MlpPolicy", venv, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu"
     )
-    from stable_baselines3.common.logger import Logger
+    from training.sb3_train import log_nowhere
 
-    model.set_logger(Logger(None, []))  # SB3's default makes an empty folder in the temp dir
+    logdir = tmp_path / "sb3_default_log"  # where SB3's default logger would make its folder
+    monkeypatch.setenv("SB3_LOGDIR", str(logdir))
+    log_nowhere(model)
     model.learn(total_timesteps=256)
     assert model.num_timesteps >= 256
+    assert not logdir.exists()
