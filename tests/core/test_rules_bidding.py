@@ -129,6 +129,24 @@ def test_blind_nil_min_deficit_knob():
     assert ACTION_BLIND_NIL not in game.legal_actions()
 
 
+@pytest.mark.parametrize(
+    "rules", [{"blind_nil_min_deficit": 100}, {"blind_nil_min_deficit": 0}, {"blind_nil": False}]
+)
+def test_blind_open_at_is_the_games_offer(rules):
+    """``engine.blind_open_at(behind, params)`` (what the search's game value reads) says what
+    the game does: seat 0's team, ``behind`` points back, is offered Blind Nil or not."""
+    from spades_env.core.engine import blind_open_at
+
+    for behind in (-150, -1, 0, 1, 99, 100, 101, 250):
+        game = new_game(rules, scores=[0, behind] if behind >= 0 else [-behind, 0])
+        offered = game.phase == "blind"
+        assert blind_open_at(behind, game.params) == offered, (rules, behind)
+        if rules.get("blind_nil") is False:
+            assert not offered
+        elif rules["blind_nil_min_deficit"] == 100:
+            assert offered == (behind >= 100)
+
+
 def test_blind_nil_off_is_never_offered():
     game = new_game({"blind_nil": False})
     for seat in range(4):
