@@ -38,14 +38,21 @@ import torch
 
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
-from spades_env.core.observation import O_PHASE, OBS_SIZE, STATE_VEC_SIZE, score_clip_ok
+from spades_env.core.observation import (
+    O_PHASE,
+    O_RULES,
+    OBS_SIZE,
+    STATE_VEC_SIZE,
+    rules_features,
+    score_clip_ok,
+)
 from spades_env.core.rules import load_rules
 from spades_env.io.atomic import write_text
 from training.allocator import keep_freed_memory
 from training.checkpoint import save_checkpoint
 from training.config import ConfigError, config_to_dict, load_config
 from training.network import ActorCritic, masked_logits, run_mlp
-from training.rules_family import load_family, validate_family
+from training.rules_family import entry_label, load_entry, load_family, validate_family
 from training.sparse_input import SparseRows
 
 
@@ -104,6 +111,15 @@ class BCConfig:
     network's choice to each valued decision's loss, in points: the teacher's best value minus
     the value of each valued action, weighted by the network's probabilities over them. Unlike
     the cross-entropy, this weighs a decision by what is at stake in it."""
+    keep_start_on: tuple[Any, ...] = ()
+    """Rules (entries as in ``rules_family``: a preset name, a YAML path or a mapping) on which the
+    fit imitates the start network (``init_from``) instead of the teacher: every recorded row
+    whose observation shows those rules gets the start's own policy as its soft target (its
+    values become ``soft_temperature`` x the start's log-probabilities) and the start's likeliest
+    action as its label (:func:`keep_start_targets`). For rules where the teacher is the weaker
+    player: L3 loses to ``spades4_net_v1`` by about 30 points a hand under tournament rules, and a
+    fit to its labels elsewhere moved the network's tournament play too. Each entry must be one
+    of ``rules_family`` (or ``rules``); needs ``init_from`` and ``soft_temperature > 0``."""
     decisions: int = 1_000_000
     """Teacher decisions to record (0: none, the fit reads ``data_from`` only)."""
     data_from: tuple[str, ...] = ()
@@ -200,11 +216,32 @@ class BCConfig:
                 f"a rules_family needs a teacher that reads the rules from its observation "
                 f"({', '.join(RULES_READING_TEACHERS)}), got {self.teacher!r}"
             )
+        problem = self._check_keep_start_on()
+        if problem:
+            return problem
         if self.soft_temperature > 0 and self.decisions > 0 and parse_policy_name(self.teacher)[0] not in VALUE_TEACHERS:
             return "soft_temperature", (
                 f"soft targets need a teacher that values its actions ({', '.join(VALUE_TEACHERS)}), "
                 f"got {self.teacher!r}"
             )
+        return None
+
+    def _check_keep_start_on(self) -> tuple[str, str] | None:
+        if not self.keep_start_on:
+            return None
+        if not self.init_from:
+            return "keep_start_on", "needs init_from (the start network it imitates there)"
+        if self.soft_temperature <= 0:
+            return "keep_start_on", "needs soft_temperature > 0 (the start's policy is a soft target)"
+        members = load_family(list(self.rules_family)) if self.rules_family else [load_rules(self.rules)]
+        played = [rules_features(r.to_params()) for r in members]
+        for k, entry in enumerate(self.keep_start_on):
+            try:
+                rules = load_entry(entry)
+            except (ValueError, OSError, TypeError) as exc:
+                return "keep_start_on", f"entry {k} ({entry_label(entry)}): {exc}"
+            if not any(np.array_equal(rules_features(rules.to_params()), f) for f in played):
+                return "keep_start_on", f"entry {k} ({entry_label(entry)}) is not among the rules the games play"
         return None
 
 
@@ -672,6 +709,34 @@ def batch_loss(
     return (ce * w).sum() / w.sum()
 
 
+def rows_under(obs: np.ndarray, entries: tuple[Any, ...] | list[Any]) -> np.ndarray:
+    """Which recorded observations (``[n, OBS_SIZE]``) were played under any of the rules
+    ``entries`` (``rules_family`` entries), read off each observation's ``rules`` slice."""
+    out = np.zeros(len(obs), dtype=bool)
+    for entry in entries:
+        want = rules_features(load_entry(entry).to_params()).astype(obs.dtype)
+        out |= (obs[:, O_RULES : O_RULES + len(want)] == want).all(axis=1)
+    return out
+
+
+def keep_start_targets(data: dict[str, np.ndarray], start: ActorCritic, entries: tuple[Any, ...] | list[Any],
+                       temperature: float) -> int:
+    """In place, on the rows of ``data`` played under the rules ``entries``: the values become
+    ``temperature`` x the ``start`` network's log-probabilities over the legal actions (so the
+    soft target, ``softmax(values / temperature)``, is its own policy; floored at -60 points)
+    and the action its likeliest one. Returns how many rows changed."""
+    rows = np.flatnonzero(rows_under(data["obs"], entries))
+    with torch.no_grad():
+        for s in range(0, len(rows), 8192):
+            r = rows[s : s + 8192]
+            mask = torch.from_numpy(data["mask"][r])
+            logp = torch.log_softmax(masked_logits(start.actor(torch.from_numpy(data["obs"][r]).float()), mask), -1)
+            v = torch.where(mask, (temperature * logp).clamp(min=-60.0), torch.full_like(logp, float("nan")))
+            data["values"][r] = v.numpy().astype(np.float16)
+            data["action"][r] = logp.argmax(-1).numpy().astype(data["action"].dtype)
+    return len(rows)
+
+
 def fit(cfg: BCConfig, data: dict[str, np.ndarray]) -> tuple[ActorCritic, list[dict[str, float]]]:
     """Train an actor by masked cross-entropy on the teacher's actions; returns it and the
     per-epoch history (loss, train and held-out accuracy)."""
@@ -774,6 +839,12 @@ def run(cfg: BCConfig, out: str | Path | None = None, overwrite: bool = False) -
         own = len(data["action"])
         data = saved_data(cfg.data_from, cfg.soft_temperature > 0, last=data)
         print(f"data_from: {len(data['action']) - own} decisions of {', '.join(cfg.data_from)}", flush=True)
+    kept = 0
+    if cfg.keep_start_on:
+        if "values" not in data:  # this run's own data holds values only with soft_temperature > 0
+            data["values"] = np.full(data["mask"].shape, np.nan, dtype=np.float16)
+        kept = keep_start_targets(data, start, cfg.keep_start_on, cfg.soft_temperature)
+        print(f"keep_start_on: {kept} decisions take {cfg.init_from}'s own policy", flush=True)
     t1 = time.monotonic()
     print(f"data: {len(data['action'])} decisions in {t1 - t0:.0f} s", flush=True)
     model, history = fit(cfg, data)
@@ -787,6 +858,7 @@ def run(cfg: BCConfig, out: str | Path | None = None, overwrite: bool = False) -
             "teacher": cfg.teacher,
             "init_from": cfg.init_from,
             "decisions": int(len(data["action"])),
+            "kept_start": kept,
             "history": history,
             "data_seconds": round(t1 - t0, 1),
             "fit_seconds": round(t2 - t1, 1),

@@ -200,6 +200,15 @@ def _encode_rules(params, out, o_rules):
     out[o_rules + 13] = params[L.P_MERCY_THRESHOLD] / 500.0
 
 
+def rules_features(params: np.ndarray) -> np.ndarray:
+    """The observation's ``rules`` slice (14 floats) for a rules parameter array
+    (``RulesConfig.to_params()``): what every observation of a game under those rules holds
+    there, so recorded observations can be told apart by their rules."""
+    out = np.zeros(SLICES["rules"].stop - SLICES["rules"].start, dtype=np.float64)
+    _encode_rules(params, out, 0)
+    return out
+
+
 _THIRTEENTHS = np.arange(14) / 13.0
 """``k / 13.0`` for ``k`` tricks: the very float64 values the division gives, looked up."""
 _TENTHS = np.arange(64) / 10.0

@@ -298,3 +298,19 @@ def test_rules_with_applies_changes_on_a_base_and_names_unknown_keys():
         rules_with({"bag_limt": 7})
     with pytest.raises(RulesError, match="mapping"):
         rules_with(["target_score", 300])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["tournament", "house", "openspiel", "two_player"])
+def test_rules_features_are_what_every_observation_shows(name):
+    """``rules_features`` is the observation's ``rules`` slice of a game under those rules, at
+    every seat, and two presets that differ in one knob differ there."""
+    from spades_env.core.observation import O_RULES, rules_features
+
+    rules = load_rules(name)
+    want = rules_features(rules.to_params())
+    game = SpadesGame(rules, seed=3)
+    for seat in range(rules.num_players):
+        obs = game.observe(seat).observation
+        assert np.array_equal(obs[O_RULES : O_RULES + len(want)], want.astype(obs.dtype))
+    house, tournament = (rules_features(load_rules(n).to_params()) for n in ("house", "tournament"))
+    assert not np.array_equal(house, tournament)

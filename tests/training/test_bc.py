@@ -629,3 +629,67 @@ def test_chunks_are_made_again_when_a_checkpoint_they_used_changes(tmp_path, mon
     again = bc_mod.generate(cfg, tmp_path / "data")
     assert len(calls) == 2  # new weights at the same path: both chunks made again
     assert not np.array_equal(first["obs"], again["obs"])  # another student, other games
+
+
+def test_rows_under_reads_each_rows_rules_off_its_observation():
+    """``rows_under``: of rows recorded under house rules then under tournament rules (the two
+    differ only in Blind Nil's deficit), exactly the house rows are house's; a family mapping
+    names its rules the same way."""
+    from training.bc import rows_under
+
+    house = teacher_chunk("house", "greedy", 200, 4, seed=1)
+    tour = teacher_chunk("tournament", "greedy", 200, 4, seed=1)
+    obs = np.concatenate([house["obs"], tour["obs"]])
+    assert np.array_equal(rows_under(obs, ["house"]), np.arange(400) < 200)
+    assert np.array_equal(rows_under(obs, ["tournament"]), np.arange(400) >= 200)
+    assert rows_under(obs, ["house", "tournament"]).all()
+    assert not rows_under(obs, [{"name": "no_blind", "blind_nil": False, "blind_nil_exchange": 0}]).any()
+    assert np.array_equal(rows_under(obs, [{"base": "tournament", "blind_nil_min_deficit": 100}]), np.arange(400) < 200)
+
+
+def test_keep_start_targets_give_the_kept_rules_rows_the_start_networks_policy(tmp_path):
+    """``keep_start_targets``: on the kept rules' rows the soft target softmax(values / T) is the
+    start network's own policy over the legal actions and the label its likeliest action; the
+    other rows keep the teacher's values and actions."""
+    from training.bc import keep_start_targets, soft_targets
+
+    start, _ = load_checkpoint(run(load_bc_config(BC, TINY + ["decisions=300", "chunk_decisions=300"]), tmp_path / "s"))
+    house = teacher_chunk("house", "search:samples=2", 120, 4, seed=2, values=True)
+    tour = teacher_chunk("tournament", "search:samples=2", 120, 4, seed=2, values=True)
+    data = {k: np.concatenate([house[k], tour[k]]) for k in ("obs", "mask", "action", "values")}
+    before = {k: v.copy() for k, v in data.items()}
+    assert keep_start_targets(data, start, ["tournament"], 2.0) == 120
+    for k in ("action", "values"):  # the house rows untouched
+        assert np.array_equal(data[k][:120], before[k][:120], equal_nan=True)
+    obs, mask = torch.from_numpy(data["obs"][120:]).float(), torch.from_numpy(data["mask"][120:])
+    with torch.no_grad():
+        probs = torch.softmax(masked_logits(start.actor(obs), mask), -1)
+    target, has = soft_targets(torch.from_numpy(data["values"][120:]), mask, 2.0)
+    assert has.all()
+    assert torch.allclose(target, probs, atol=0.01)
+    assert np.array_equal(data["action"][120:], probs.argmax(-1).numpy())
+    assert np.isnan(data["values"][120:][~data["mask"][120:]].astype(np.float32)).all()  # illegal: no value
+    assert not np.array_equal(data["action"][120:], before["action"][120:])  # L3's labels replaced
+
+
+def test_keep_start_on_config_checks_and_run_records_the_kept_rows(tmp_path):
+    """``keep_start_on`` needs ``init_from`` and soft targets, and each entry must be rules the
+    games play; a run with it fits the start's policy on those rows and records how many."""
+    start = run(load_bc_config(BC, TINY + ["decisions=300", "chunk_decisions=300"]), tmp_path / "s")
+    family = "rules_family=[house, tournament]"
+    soft = TINY + [family, "teacher=search:samples=2", "decisions=200", "chunk_decisions=200", "num_envs=4",
+                   "soft_temperature=2.0", "epochs=1", f"init_from={start}"]
+    for bad, why in [
+        (["keep_start_on=[tournament]", "soft_temperature=0"], "needs soft_temperature"),
+        ([f"init_from={start}", "init_from=", "keep_start_on=[tournament]"], "needs init_from"),
+        (["keep_start_on=[openspiel]"], "not among the rules the games play"),
+        (["keep_start_on=[nonesuch]"], "entry 0 \\(nonesuch\\)"),
+    ]:
+        with pytest.raises(ConfigError, match=why):
+            load_bc_config(BC, soft + bad)
+    ck = run(load_bc_config(BC, soft + ["keep_start_on=[tournament]"]), tmp_path / "k")
+    _, meta = load_checkpoint(ck)
+    data = np.load(sorted((tmp_path / "k" / "data").glob("chunk_*.npz"))[0])
+    from training.bc import rows_under
+
+    assert meta["bc"]["kept_start"] == int(rows_under(data["obs"], ["tournament"]).sum()) > 0
