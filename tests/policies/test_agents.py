@@ -31,8 +31,10 @@ from spades_env.policies.composite import SearchDefencePolicy
 from spades_env.policies.driver import drive
 
 DATA = Path(__file__).parent / "data"
-SHIPPED = ("spades2_v1", "spades4_net_v1", "spades4_net_v2", "spades4_v1", "spades4_v2")
-PLAYERS = {"spades2_v1": 2, "spades4_net_v1": 4, "spades4_net_v2": 4, "spades4_v1": 4, "spades4_v2": 4}
+SHIPPED = ("spades2_v1", "spades4_net_v1", "spades4_net_v2", "spades4_net_v3", "spades4_v1", "spades4_v2")
+PLAYERS = {
+    "spades2_v1": 2, "spades4_net_v1": 4, "spades4_net_v2": 4, "spades4_net_v3": 4, "spades4_v1": 4, "spades4_v2": 4
+}
 
 
 def test_the_shipped_ids():
@@ -45,7 +47,7 @@ def test_no_two_weights_files_are_identical():
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         assert digest not in digests, f"{path} is a copy of {digests[digest]}"
         digests[digest] = path
-    assert len(digests) == 3  # the two four-player networks and the two-player one
+    assert len(digests) == 4  # the three four-player networks and the two-player one
 
 
 def test_each_folder_holds_a_card_and_a_network_or_a_spec():
@@ -116,6 +118,11 @@ def test_spades4_net_v2_acts_as_when_shipped():
     """The fixture holds every action ``spades4_net_v2`` took when it shipped, on the 16 hands
     of ``spades4_net_v1``'s fixture: an id never changes behaviour."""
     _replay("spades4_net_v2", DATA / "spades4_net_v2_actions.json")
+
+
+def test_spades4_net_v3_acts_as_when_shipped():
+    """Every action ``spades4_net_v3`` took when it shipped, on the same 16 hands."""
+    _replay("spades4_net_v3", DATA / "spades4_net_v3_actions.json")
 
 
 def test_spades4_v2_acts_as_when_shipped():

@@ -1,7 +1,8 @@
 """What the shipped agents' metadata records and how they play, read from the agent folders
 with NumPy only (``spades_env.policies.checkpoint.load_meta``): ``spades4_net_v1`` (the family
 network after two PPO rounds, once ``spades_family_v5``), ``spades4_net_v2`` (that network
-fitted to L3's values at its full budget), ``spades4_v1`` (``spades4_net_v1`` with L3
+fitted to L3's values at its full budget), ``spades4_net_v3`` (the same fit, its tournament
+decisions fitted to ``spades4_net_v1``'s own policy), ``spades4_v1`` (``spades4_net_v1`` with L3
 in the Nil hands, once ``spades_family_v11``), ``spades4_v2`` (``spades4_net_v2`` with its own
 search) and ``spades2_v1`` (the two-player game, once
 ``spades_2p_v1``). The histories (v4 to v11, ``spades_ppo_v1``) are rows of the cards."""
@@ -61,22 +62,34 @@ def test_the_network_records_its_ppo_rounds():
     assert not (folder / "train_state.safetensors").exists()  # weights and metadata only
 
 
-def test_the_second_network_records_its_committed_lineage():
-    """spades4_net_v2's meta holds the config of configs/train/pipeline_v2.yaml's one stage,
-    key for key (but the progress bar): the committed config rebuilds it."""
-    from training.bc import load_bc_config
+@pytest.mark.parametrize(("agent", "pipeline", "kept"), [
+    ("spades4_net_v2", "pipeline_v2.yaml", []),
+    ("spades4_net_v3", "pipeline_v3.yaml", ["tournament"]),
+])
+def test_the_l3_fitted_networks_record_their_committed_lineage(agent, pipeline, kept):
+    """The meta of each network fitted to L3 (``spades4_net_v2``, ``spades4_net_v3``) holds the
+    config of its pipeline's one stage key for key (but the progress bar; a key added to
+    ``BCConfig`` after the network shipped is at its default, which changes nothing): the
+    committed config rebuilds it."""
+    import dataclasses
+
+    from training.bc import BCConfig, load_bc_config
     from training.config import config_to_dict
     from training.pipeline import load_pipeline
 
-    meta = load_meta(agent_dir("spades4_net_v2"))
-    (stage,) = load_pipeline(ROOT / "configs" / "train" / "pipeline_v2.yaml").stages
+    meta = load_meta(agent_dir(agent))
+    (stage,) = load_pipeline(ROOT / "configs" / "train" / pipeline).stages
     committed = json.loads(json.dumps(config_to_dict(load_bc_config(ROOT / stage.config)), default=str))
+    defaults = {f.name: f.default for f in dataclasses.fields(BCConfig)}
+    for key in set(committed) - set(meta["config"]):
+        assert committed.pop(key) == json.loads(json.dumps(defaults[key], default=str)), key
     assert {k: v for k, v in meta["config"].items() if k != "progress"} == {
         k: v for k, v in committed.items() if k != "progress"
     }
     cfg = meta["config"]
     assert cfg["teacher"] == "search:samples=1000,bid_infer=1" and cfg["suit_augment"] is True
     assert cfg["init_from"] == cfg["play_by"] == "checkpoints/spades4_net_v1"
+    assert cfg.get("keep_start_on", []) == kept
     assert meta["trainer"] == "training.bc" and meta["decisions"] == cfg["decisions"] == 600_000
     assert meta["obs_version"] == OBS_VERSION and meta["policy"]["deterministic"] is True
 
@@ -98,12 +111,12 @@ def test_make_run_plays_the_reference_agent():
     assert _SHIPPED_FOR == {4: "spades4_v1", 2: "spades2_v1"}
 
 
-@pytest.mark.parametrize("agent", ["spades4_v1", "spades4_net_v1", "spades4_net_v2", "spades4_v2"])
+@pytest.mark.parametrize("agent", ["spades4_v1", "spades4_net_v1", "spades4_net_v2", "spades4_net_v3", "spades4_v2"])
 def test_the_four_player_agents_play_every_phase(agent):
     assert {"blind", "bid", "play"} <= _phases_played(agent, RULES["tournament"], 11, 300)
 
 
-@pytest.mark.parametrize("net", ["spades4_net_v1", "spades4_net_v2"])
+@pytest.mark.parametrize("net", ["spades4_net_v1", "spades4_net_v2", "spades4_net_v3"])
 @pytest.mark.parametrize("name", sorted(RULES))
 def test_the_networks_play_legal_moves_under_each_rules(net, name):
     assert {"bid", "play"} <= _phases_played(net, RULES[name], 5, 400)
@@ -136,6 +149,7 @@ def test_the_two_player_agent_plays_every_phase_and_beats_random_and_greedy():
     [
         ("spades4_net_v1", "two_player", "trained for 4 players, asked to play 2"),
         ("spades4_net_v2", "two_player", "trained for 4 players, asked to play 2"),
+        ("spades4_net_v3", "two_player", "trained for 4 players, asked to play 2"),
         ("spades4_v1", "two_player", "trained for 4 players, asked to play 2"),
         ("spades4_v2", "two_player", "trained for 4 players, asked to play 2"),
         ("spades2_v1", "tournament", "trained for 2 players, asked to play 4"),
