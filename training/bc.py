@@ -233,8 +233,7 @@ class BCConfig:
             return "keep_start_on", "needs init_from (the start network it imitates there)"
         if self.soft_temperature <= 0:
             return "keep_start_on", "needs soft_temperature > 0 (the start's policy is a soft target)"
-        members = load_family(list(self.rules_family)) if self.rules_family else [load_rules(self.rules)]
-        played = [rules_features(r.to_params()) for r in members]
+        played = [rules_features(r.to_params()) for r in played_rules(self.rules, self.rules_family)]
         for k, entry in enumerate(self.keep_start_on):
             try:
                 rules = load_entry(entry)
@@ -245,10 +244,15 @@ class BCConfig:
         return None
 
 
+def played_rules(rules: str, rules_family: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
+    """The rules the games play: every ``rules_family`` member, or ``rules`` alone."""
+    return load_family(list(rules_family)) if rules_family else [load_rules(rules)]
+
+
 def rules_meta(rules: str, rules_family: tuple[Any, ...] | list[Any] = ()) -> dict[str, Any]:
     """A checkpoint metadata's rules: ``rules`` (the family's first member, where there is a
     family) and, with a family, ``rules_family`` (every member)."""
-    family = load_family(list(rules_family)) if rules_family else [load_rules(rules)]
+    family = played_rules(rules, rules_family)
     return {"rules": family[0].to_dict(), **({"rules_family": [r.to_dict() for r in family]} if rules_family else {})}
 
 
