@@ -58,7 +58,7 @@ from spades_env.policies.agents import agent_ids, agents_dir
 
 # the agents come from the wheel, the same files as the checkout's checkpoints/
 assert str(agents_dir()).startswith(venv), agents_dir()
-assert agent_ids() == ["spades2_v1", "spades4_net_v1", "spades4_net_v2", "spades4_net_v3", "spades4_v1", "spades4_v2"], agent_ids()
+assert agent_ids() == ["spades2_v1", "spades4_net_v1", "spades4_net_v2", "spades4_net_v3", "spades4_net_v4", "spades4_v1", "spades4_v2", "spades4_v3"], agent_ids()
 root = Path(sys.argv[2]) / "checkpoints"
 for agent in agent_ids():
     for f in (agents_dir() / agent).iterdir():
@@ -68,6 +68,8 @@ print("   spades_env.policies.load('spades4_net_v1'):", type(pol).__name__)
 pol = spades_env.policies.load("spades4_v2")  # a search over the wheel's spades4_net_v2
 assert Path(pol.net) == agents_dir() / "spades4_net_v2", pol.net
 print("   spades_env.policies.load('spades4_v2'):", type(pol).__name__)
+pol = spades_env.policies.load("spades4_v3")  # a search over the wheel's spades4_net_v4
+assert Path(pol.net) == agents_dir() / "spades4_net_v4", pol.net
 
 bad = [m for m in ("torch", "stable_baselines3") if m in sys.modules]
 assert not bad, bad

@@ -31,9 +31,13 @@ from spades_env.policies.composite import SearchDefencePolicy
 from spades_env.policies.driver import drive
 
 DATA = Path(__file__).parent / "data"
-SHIPPED = ("spades2_v1", "spades4_net_v1", "spades4_net_v2", "spades4_net_v3", "spades4_v1", "spades4_v2")
+SHIPPED = (
+    "spades2_v1", "spades4_net_v1", "spades4_net_v2", "spades4_net_v3", "spades4_net_v4", "spades4_v1", "spades4_v2",
+    "spades4_v3",
+)
 PLAYERS = {
-    "spades2_v1": 2, "spades4_net_v1": 4, "spades4_net_v2": 4, "spades4_net_v3": 4, "spades4_v1": 4, "spades4_v2": 4
+    "spades2_v1": 2, "spades4_net_v1": 4, "spades4_net_v2": 4, "spades4_net_v3": 4, "spades4_net_v4": 4, "spades4_v1": 4,
+    "spades4_v2": 4, "spades4_v3": 4,
 }
 
 
@@ -47,7 +51,7 @@ def test_no_two_weights_files_are_identical():
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         assert digest not in digests, f"{path} is a copy of {digests[digest]}"
         digests[digest] = path
-    assert len(digests) == 4  # the three four-player networks and the two-player one
+    assert len(digests) == 5  # the four four-player networks and the two-player one
 
 
 def test_each_folder_holds_a_card_and_a_network_or_a_spec():
@@ -125,6 +129,11 @@ def test_spades4_net_v3_acts_as_when_shipped():
     _replay("spades4_net_v3", DATA / "spades4_net_v3_actions.json")
 
 
+def test_spades4_net_v4_acts_as_when_shipped():
+    """Every action ``spades4_net_v4`` took when it shipped, on the same 16 hands."""
+    _replay("spades4_net_v4", DATA / "spades4_net_v4_actions.json")
+
+
 def test_spades4_v2_acts_as_when_shipped():
     """Every action ``spades4_v2`` (its network's search, seeded per seat) took when it shipped,
     on the same 16 hands."""
@@ -135,6 +144,19 @@ def test_spades4_v2_is_its_networks_search():
     pol = load("spades4_v2", seed=0)
     assert isinstance(pol, NetSearchPolicy)
     assert Path(pol.net) == agent_dir("spades4_net_v2")
+    assert (pol.samples, pol.n_bids, pol.n_cards) == (16, 4, 0)
+
+
+def test_spades4_v3_acts_as_when_shipped():
+    """Every action ``spades4_v3`` (``spades4_net_v4``'s search) took when it shipped, on the
+    same 16 hands."""
+    _replay("spades4_v3", DATA / "spades4_v3_actions.json")
+
+
+def test_spades4_v3_is_its_networks_search():
+    pol = load("spades4_v3", seed=0)
+    assert isinstance(pol, NetSearchPolicy)
+    assert Path(pol.net) == agent_dir("spades4_net_v4")
     assert (pol.samples, pol.n_bids, pol.n_cards) == (16, 4, 0)
 
 

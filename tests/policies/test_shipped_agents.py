@@ -2,9 +2,10 @@
 with NumPy only (``spades_env.policies.checkpoint.load_meta``): ``spades4_net_v1`` (the family
 network after two PPO rounds, once ``spades_family_v5``), ``spades4_net_v2`` (that network
 fitted to L3's values at its full budget), ``spades4_net_v3`` (the same fit, its tournament
-decisions fitted to ``spades4_net_v1``'s own policy), ``spades4_v1`` (``spades4_net_v1`` with L3
+decisions fitted to ``spades4_net_v1``'s own policy), ``spades4_net_v4`` (its tournament and
+house decisions so fitted, the network ``spades4_v3`` searches with), ``spades4_v1`` (``spades4_net_v1`` with L3
 in the Nil hands, once ``spades_family_v11``), ``spades4_v2`` (``spades4_net_v2`` with its own
-search) and ``spades2_v1`` (the two-player game, once
+search), ``spades4_v3`` (``spades4_net_v4`` with the same search) and ``spades2_v1`` (the two-player game, once
 ``spades_2p_v1``). The histories (v4 to v11, ``spades_ppo_v1``) are rows of the cards."""
 
 from __future__ import annotations
@@ -65,9 +66,10 @@ def test_the_network_records_its_ppo_rounds():
 @pytest.mark.parametrize(("agent", "pipeline", "kept"), [
     ("spades4_net_v2", "pipeline_v2.yaml", []),
     ("spades4_net_v3", "pipeline_v3.yaml", ["tournament"]),
+    ("spades4_net_v4", "pipeline_v4.yaml", ["tournament", "house"]),
 ])
 def test_the_l3_fitted_networks_record_their_committed_lineage(agent, pipeline, kept):
-    """The meta of each network fitted to L3 (``spades4_net_v2``, ``spades4_net_v3``) holds the
+    """The meta of each network fitted to L3 (``spades4_net_v2`` to ``spades4_net_v4``) holds the
     config of its pipeline's one stage key for key (but the progress bar; a key added to
     ``BCConfig`` after the network shipped is at its default, which changes nothing): the
     committed config rebuilds it."""
@@ -111,21 +113,24 @@ def test_make_run_plays_the_reference_agent():
     assert _SHIPPED_FOR == {4: "spades4_v1", 2: "spades2_v1"}
 
 
-@pytest.mark.parametrize("agent", ["spades4_v1", "spades4_net_v1", "spades4_net_v2", "spades4_net_v3", "spades4_v2"])
+@pytest.mark.parametrize(
+    "agent", ["spades4_v1", "spades4_net_v1", "spades4_net_v2", "spades4_net_v3", "spades4_net_v4", "spades4_v2", "spades4_v3"]
+)
 def test_the_four_player_agents_play_every_phase(agent):
     assert {"blind", "bid", "play"} <= _phases_played(agent, RULES["tournament"], 11, 300)
 
 
-@pytest.mark.parametrize("net", ["spades4_net_v1", "spades4_net_v2", "spades4_net_v3"])
+@pytest.mark.parametrize("net", ["spades4_net_v1", "spades4_net_v2", "spades4_net_v3", "spades4_net_v4"])
 @pytest.mark.parametrize("name", sorted(RULES))
 def test_the_networks_play_legal_moves_under_each_rules(net, name):
     assert {"bid", "play"} <= _phases_played(net, RULES[name], 5, 400)
 
 
+@pytest.mark.parametrize("agent", ["spades4_v2", "spades4_v3"])
 @pytest.mark.parametrize("name", sorted(RULES))
-def test_the_network_search_plays_legal_moves_under_each_rules(name):
-    """spades4_v2 searches with the rules it is given (two hands each: a search is slower)."""
-    assert {"bid", "play"} <= _phases_played("spades4_v2", RULES[name], 7, 120)
+def test_the_network_search_plays_legal_moves_under_each_rules(agent, name):
+    """The search agents search with the rules they are given (two hands each: a search is slower)."""
+    assert {"bid", "play"} <= _phases_played(agent, RULES[name], 7, 120)
 
 
 @pytest.mark.parametrize(("agent", "name"), [("spades4_net_v1", "no_blind"), ("spades4_v1", "house")])
@@ -152,6 +157,8 @@ def test_the_two_player_agent_plays_every_phase_and_beats_random_and_greedy():
         ("spades4_net_v3", "two_player", "trained for 4 players, asked to play 2"),
         ("spades4_v1", "two_player", "trained for 4 players, asked to play 2"),
         ("spades4_v2", "two_player", "trained for 4 players, asked to play 2"),
+        ("spades4_net_v4", "two_player", "trained for 4 players, asked to play 2"),
+        ("spades4_v3", "two_player", "trained for 4 players, asked to play 2"),
         ("spades2_v1", "tournament", "trained for 2 players, asked to play 4"),
     ],
 )
