@@ -118,45 +118,18 @@ def test_spades4_net_v1_acts_as_spades_family_v5():
     _replay("spades4_net_v1", DATA / "spades4_net_v1_actions.json")
 
 
-def test_spades4_net_v2_acts_as_when_shipped():
-    """The fixture holds every action ``spades4_net_v2`` took when it shipped, on the 16 hands
-    of ``spades4_net_v1``'s fixture: an id never changes behaviour."""
-    _replay("spades4_net_v2", DATA / "spades4_net_v2_actions.json")
+@pytest.mark.parametrize("agent", ["spades4_net_v2", "spades4_net_v3", "spades4_net_v4", "spades4_v2", "spades4_v3"])
+def test_agent_acts_as_when_shipped(agent):
+    """The fixture holds every action the agent took when it shipped (a search agent seeded per
+    seat), on the 16 hands of ``spades4_net_v1``'s fixture: an id never changes behaviour."""
+    _replay(agent, DATA / f"{agent}_actions.json")
 
 
-def test_spades4_net_v3_acts_as_when_shipped():
-    """Every action ``spades4_net_v3`` took when it shipped, on the same 16 hands."""
-    _replay("spades4_net_v3", DATA / "spades4_net_v3_actions.json")
-
-
-def test_spades4_net_v4_acts_as_when_shipped():
-    """Every action ``spades4_net_v4`` took when it shipped, on the same 16 hands."""
-    _replay("spades4_net_v4", DATA / "spades4_net_v4_actions.json")
-
-
-def test_spades4_v2_acts_as_when_shipped():
-    """Every action ``spades4_v2`` (its network's search, seeded per seat) took when it shipped,
-    on the same 16 hands."""
-    _replay("spades4_v2", DATA / "spades4_v2_actions.json")
-
-
-def test_spades4_v2_is_its_networks_search():
-    pol = load("spades4_v2", seed=0)
+@pytest.mark.parametrize(("agent", "network"), [("spades4_v2", "spades4_net_v2"), ("spades4_v3", "spades4_net_v4")])
+def test_a_search_agent_is_its_networks_search(agent, network):
+    pol = load(agent, seed=0)
     assert isinstance(pol, NetSearchPolicy)
-    assert Path(pol.net) == agent_dir("spades4_net_v2")
-    assert (pol.samples, pol.n_bids, pol.n_cards) == (16, 4, 0)
-
-
-def test_spades4_v3_acts_as_when_shipped():
-    """Every action ``spades4_v3`` (``spades4_net_v4``'s search) took when it shipped, on the
-    same 16 hands."""
-    _replay("spades4_v3", DATA / "spades4_v3_actions.json")
-
-
-def test_spades4_v3_is_its_networks_search():
-    pol = load("spades4_v3", seed=0)
-    assert isinstance(pol, NetSearchPolicy)
-    assert Path(pol.net) == agent_dir("spades4_net_v4")
+    assert Path(pol.net) == agent_dir(network)
     assert (pol.samples, pol.n_bids, pol.n_cards) == (16, 4, 0)
 
 
