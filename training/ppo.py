@@ -40,8 +40,6 @@ How it works
   ``anchor_coef`` the loss adds that coefficient times ``KL(anchor || policy)`` at the learner's
   decisions, the anchor being the ``init_from`` policy, frozen (its log-probabilities recorded
   during the rollout): fine-tuning improves on the imitation without forgetting it.
-  ``learn_phases`` narrows the fine-tuning to some decisions (e.g. the Blind Nil choice): the
-  policy gradient at those, the anchor at every other decision.
   ``init_logit_scale`` sharpens the started policy (its logits times the scale, the argmax
   kept), so that the player PPO samples and improves is close to the deterministic one.
 * **Masking.** Illegal actions get a logit of -1e8 (probability exactly 0) and the entropy is
@@ -87,7 +85,7 @@ from training.evaluate import evaluate as _evaluate
 from training.league import LEARNER, POOL, SCRIPTED, League, ScriptedSeats
 from training.network import PRECISIONS, ActorCritic, Input, masked_kl, matmul_precision
 from training.plots import plot_history
-from training.ppo_config import TrainConfig, load_train_config, phase_rows
+from training.ppo_config import TrainConfig, load_train_config
 from training.runs import NonFiniteError, TrainingInterrupted
 from training.sparse_input import SparseRows
 
@@ -122,11 +120,6 @@ def _rotation(num_seats: int) -> np.ndarray:
         for k in range(num_seats):
             perm[s, k] = (s + k) % num_seats
     return perm
-
-
-def _mean_over(values: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """Mean of ``values`` over the ``rows`` (bool) that are set; 0 (still in the graph) if none."""
-    return (values * rows).sum() / rows.sum().clamp(min=1)
 
 
 def _actor_rows(crit: Input, obs: torch.Tensor | None) -> Callable[[np.ndarray | torch.Tensor], Input]:
@@ -360,10 +353,6 @@ class Trainer:
         adv = torch.from_numpy(adv_pi.reshape(N))
         returns = torch.from_numpy(ret.reshape(N, 2))
         anchor = torch.from_numpy(self.buf_anchor.reshape(N, -1)) if self.anchor is not None else None
-        # learn_phases: the policy gradient at those decisions, the anchor at the others
-        learned = torch.from_numpy(
-            phase_rows(self.buf_obs.reshape(N, -1), cfg.learn_phases) if cfg.learn_phases else np.ones(N, np.bool_)
-        )
         mb_size = N // cfg.num_minibatches
         stats: dict[str, list[float]] = {
             k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac", "anchor_kl")
@@ -382,17 +371,14 @@ class Trainer:
                         logp, ent, logp_all = self.model.evaluate(actor_rows(lmb), mask[lmb], actions[lmb])
                         logratio = logp - old_logp[lmb]
                         ratio = logratio.exp()
-                        learn = learned[lmb]
                         a = adv[lmb]
-                        if cfg.norm_adv and int(learn.sum()) > 1:
-                            a = (a - a[learn].mean()) / (a[learn].std() + 1e-8)
-                        pg_rows = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef))
-                        pg = _mean_over(pg_rows, learn)
-                        entropy = _mean_over(ent, learn)
+                        if cfg.norm_adv and a.numel() > 1:
+                            a = (a - a.mean()) / (a.std() + 1e-8)
+                        pg = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
+                        entropy = ent.mean()
                         loss = loss + pg - cfg.ent_coef * entropy
                         if anchor is not None:
-                            held = ~learn if cfg.learn_phases else learn
-                            anchor_kl = _mean_over(masked_kl(anchor[lmb], logp_all, mask[lmb]), held)
+                            anchor_kl = masked_kl(anchor[lmb], logp_all, mask[lmb]).mean()
                             loss = loss + cfg.anchor_coef * anchor_kl
                             stats["anchor_kl"].append(anchor_kl.item())
                         with torch.no_grad():

@@ -8,23 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from spades_env.core import layout as L
-from spades_env.core.observation import O_PHASE, score_clip_ok
+from spades_env.core.observation import score_clip_ok
 from spades_env.core.rules import load_rules
 from training.config import load_config
 from training.network import PRECISIONS
 from training.rules_family import entry_label, load_entry, load_family, validate_family
-
-LEARNABLE_PHASES = {"blind": L.PH_BLIND, "bid": L.PH_BID, "exchange": L.PH_EXCHANGE, "play": L.PH_PLAY}
-"""The phases with decisions ``learn_phases`` may name, and their index in the layout."""
-
-
-def phase_rows(obs: np.ndarray, phases: tuple[str, ...]) -> np.ndarray:
-    """``bool [N]``: the observations ``obs [N, OBS_SIZE]`` whose phase is one of ``phases``."""
-    cols = [O_PHASE + LEARNABLE_PHASES[p] for p in phases]
-    return (obs[:, cols] > 0).any(axis=1)
 
 
 @dataclass(frozen=True)
@@ -121,12 +109,6 @@ class TrainConfig:
     """Weight of a KL penalty, ``KL(anchor || policy)`` over the legal actions of every learner
     decision, that holds the policy near the ``init_from`` policy (the anchor, frozen; e.g. the
     imitation of L3) while PPO fine-tunes it. 0: no anchor. Needs ``init_from``."""
-    learn_phases: tuple[str, ...] = ()
-    """The decisions the policy gradient trains, by phase (``blind``, ``bid``, ``exchange``,
-    ``play``); empty (the default): every decision. Where set, the other decisions keep the
-    start's play: the anchor (``anchor_coef``) holds them, and only them, to ``init_from``. For
-    teaching a warm-started network one choice it never met in training (e.g. the Blind Nil
-    choice under exchange sizes its teacher never played) without moving its card play."""
     deterministic: bool = False
     """How the saved checkpoints play as a Policy (arena, CLI): the most likely legal action
     (true) or a sample from the masked policy (false). Training always samples."""
@@ -228,11 +210,6 @@ class TrainConfig:
             return "anchor_coef", "must be a finite number, 0 or more"
         if self.anchor_coef > 0 and not self.init_from:
             return "anchor_coef", "needs init_from (the policy the penalty holds the run near)"
-        unknown = [p for p in self.learn_phases if p not in LEARNABLE_PHASES]
-        if unknown:
-            return "learn_phases", f"unknown phase(s) {unknown}; phases with decisions: {list(LEARNABLE_PHASES)}"
-        if self.learn_phases and self.anchor_coef <= 0:
-            return "learn_phases", "needs anchor_coef > 0 (what holds the other decisions to the start)"
         if self.policy_warmup_updates < 0:
             return "policy_warmup_updates", "must be 0 or more"
         if self.pool_size < 0:

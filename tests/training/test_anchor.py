@@ -16,8 +16,6 @@ pytest.importorskip("safetensors")
 # test_training puts the source tree on sys.path (training/ is a top-level package of it) and
 # has the smoke config, the fast overrides and the one-thread fixture
 from helpers.training import FAST, ROOT, SMOKE, one_thread  # noqa: E402, F401
-from spades_env.core import layout as L  # noqa: E402
-from spades_env.core.observation import O_PHASE  # noqa: E402
 from training.config import ConfigError  # noqa: E402
 from training.network import masked_kl  # noqa: E402
 from training.ppo import load_train_config, train  # noqa: E402
@@ -80,40 +78,6 @@ def test_anchor_holds_the_policy_near_init_from(start, tmp_path):
         kl_free = masked_kl(torch.from_numpy(want), free.model.log_probs(obs, mask), mask).mean()
         kl_held = masked_kl(torch.from_numpy(want), held.model.log_probs(obs, mask), mask).mean()
     assert kl_held < 0.25 * kl_free, (kl_held, kl_free)
-
-
-def test_learn_phases_config_errors():
-    with pytest.raises(ConfigError, match="'learn_phases'.*unknown phase"):
-        load_train_config(SMOKE, ["learn_phases=[draw]", "anchor_coef=1", "init_from=x"])
-    with pytest.raises(ConfigError, match="'learn_phases'.*anchor_coef"):
-        load_train_config(SMOKE, ["learn_phases=[blind]", "init_from=x"])
-
-
-def test_learn_phases_trains_those_decisions_and_holds_the_rest(start, tmp_path):
-    """``learn_phases: [bid]``: the policy gradient at the bids only, the anchor at the card
-    plays; the card plays stay near the start, the bids move further than a fully held run's."""
-    from training.ppo_config import phase_rows
-
-    ov = [*FAST, f"init_from={start}", "total_decisions=4096", "learning_rate=0.003", "target_kl=0"]
-    free = train(load_train_config(SMOKE, ov), tmp_path / "free")
-    held = train(load_train_config(SMOKE, [*ov, "anchor_coef=50"]), tmp_path / "held")
-    bids = train(load_train_config(SMOKE, [*ov, "anchor_coef=50", "learn_phases=[bid]"]), tmp_path / "bids")
-    li = bids.buf_learner
-    obs_np, mask_np = bids.buf_obs[li], bids.buf_mask[li]
-    is_bid = phase_rows(obs_np, ("bid",))
-    is_play = phase_rows(obs_np, ("play",))
-    assert is_bid.any() and is_play.any() and not (is_bid & is_play).any()
-    assert np.array_equal(is_bid, obs_np[:, O_PHASE + L.PH_BID] > 0)
-    obs, mask = torch.from_numpy(obs_np), torch.from_numpy(mask_np)
-    with torch.no_grad():
-        start_lp = bids.anchor.log_probs(obs, mask)
-
-        def drift(tr, rows):
-            return masked_kl(start_lp[rows], tr.model.log_probs(obs, mask)[rows], mask[rows]).mean().item()
-
-    play, bid = torch.from_numpy(is_play), torch.from_numpy(is_bid)
-    assert drift(bids, play) < 0.25 * drift(free, play), (drift(bids, play), drift(free, play))
-    assert drift(bids, bid) > 2 * drift(held, bid), (drift(bids, bid), drift(held, bid))
 
 
 def test_anchor_resume_is_exact(start, tmp_path):
