@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q -c constraints.txt
 STAMP := $(VENV)/.installed
 
-.PHONY: run train-policy train-policy-v2 train-policy-v3 train-policy-v4 train-policy-2p tournament test lint bench install clean clean-numba presets wheel-smoke rllib-smoke docs
+.PHONY: run train-policy train-policy-v2 train-policy-v3 train-policy-v4 train-policy-v5 train-policy-2p tournament test lint bench install clean clean-numba presets wheel-smoke rllib-smoke docs
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -41,6 +41,11 @@ train-policy-v3: $(STAMP)
 # house decisions also fitted to spades4_net_v1's own policy, into runs/v4 (about 1 h on 2 cores)
 train-policy-v4: $(STAMP)
 	$(BIN)/python -m training.pipeline configs/train/pipeline_v4.yaml
+
+# spades4_net_v5's lineage: spades4_net_v4 fine-tuned by PPO over rules whose Blind Nil exchange
+# is 0 to 3 cards, into runs/v5 (about 9 min on one core)
+train-policy-v5: $(STAMP)
+	$(BIN)/python -m training.pipeline configs/train/pipeline_v5.yaml
 
 # the two-player policy's lineage (BC on L2, then PPO) into runs/two_player (about 40 min)
 train-policy-2p: $(STAMP)

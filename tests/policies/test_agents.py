@@ -33,7 +33,7 @@ from spades_env.policies.driver import drive
 DATA = Path(__file__).parent / "data"
 PLAYERS = {  # every shipped agent id and the number of players it was trained for
     "spades2_v1": 2, "spades4_net_v1": 4, "spades4_net_v2": 4, "spades4_net_v3": 4, "spades4_net_v4": 4, "spades4_v1": 4,
-    "spades4_v2": 4, "spades4_v3": 4,
+    "spades4_net_v5": 4, "spades4_v2": 4, "spades4_v3": 4,
 }
 SHIPPED = tuple(PLAYERS)
 
@@ -48,7 +48,7 @@ def test_no_two_weights_files_are_identical():
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         assert digest not in digests, f"{path} is a copy of {digests[digest]}"
         digests[digest] = path
-    assert len(digests) == 5  # the four four-player networks and the two-player one
+    assert len(digests) == 6  # the five four-player networks and the two-player one
 
 
 def test_each_folder_holds_a_card_and_a_network_or_a_spec():
@@ -115,7 +115,9 @@ def test_spades4_net_v1_acts_as_spades_family_v5():
     _replay("spades4_net_v1", DATA / "spades4_net_v1_actions.json")
 
 
-@pytest.mark.parametrize("agent", ["spades4_net_v2", "spades4_net_v3", "spades4_net_v4", "spades4_v2", "spades4_v3"])
+@pytest.mark.parametrize(
+    "agent", ["spades4_net_v2", "spades4_net_v3", "spades4_net_v4", "spades4_net_v5", "spades4_v2", "spades4_v3"]
+)
 def test_agent_acts_as_when_shipped(agent):
     """The fixture holds every action the agent took when it shipped (a search agent seeded per
     seat), on the 16 hands of ``spades4_net_v1``'s fixture: an id never changes behaviour."""

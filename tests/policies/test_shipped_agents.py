@@ -3,7 +3,8 @@ with NumPy only (``spades_env.policies.checkpoint.load_meta``): ``spades4_net_v1
 network after two PPO rounds, once ``spades_family_v5``), ``spades4_net_v2`` (that network
 fitted to L3's values at its full budget), ``spades4_net_v3`` (the same fit, its tournament
 decisions fitted to ``spades4_net_v1``'s own policy), ``spades4_net_v4`` (its tournament and
-house decisions so fitted, the network ``spades4_v3`` searches with), ``spades4_v1`` (``spades4_net_v1`` with L3
+house decisions so fitted, the network ``spades4_v3`` searches with), ``spades4_net_v5`` (it,
+fine-tuned by PPO over Blind Nil exchanges of 0 to 3 cards), ``spades4_v1`` (``spades4_net_v1`` with L3
 in the Nil hands, once ``spades_family_v11``), ``spades4_v2`` (``spades4_net_v2`` with its own
 search), ``spades4_v3`` (``spades4_net_v4`` with the same search) and ``spades2_v1`` (the two-player game, once
 ``spades_2p_v1``). The histories (v4 to v11, ``spades_ppo_v1``) are rows of the cards."""
@@ -96,6 +97,44 @@ def test_the_l3_fitted_networks_record_their_committed_lineage(agent, pipeline, 
     assert meta["obs_version"] == OBS_VERSION and meta["policy"]["deterministic"] is True
 
 
+def test_the_exchange_fine_tune_records_its_committed_lineage():
+    """``spades4_net_v5``'s meta holds its pipeline's one PPO stage config key for key (but the
+    progress bar): ``spades4_net_v4`` fine-tuned over rules whose Blind Nil exchange is 0 to 3."""
+    from training.config import config_to_dict
+    from training.pipeline import load_pipeline
+    from training.ppo import load_train_config
+    from training.rules_family import load_family
+
+    meta = load_meta(agent_dir("spades4_net_v5"))
+    (stage,) = load_pipeline(ROOT / "configs" / "train" / "pipeline_v5.yaml").stages
+    assert stage.kind == "ppo" and not stage.init_from
+    committed = json.loads(json.dumps(config_to_dict(load_train_config(ROOT / stage.config)), default=str))
+    drop = {"progress"}
+    assert {k: v for k, v in meta["config"].items() if k not in drop} == {
+        k: v for k, v in committed.items() if k not in drop
+    }
+    cfg = meta["config"]
+    assert cfg["init_from"] == "checkpoints/spades4_net_v4" and cfg["anchor_coef"] > 0
+    assert meta["update"] == cfg["total_updates"] and meta["policy"]["deterministic"] is True
+    exchanges = {r.blind_nil_exchange for r in load_family(cfg["rules_family"]) if r.blind_nil}
+    assert {0, 1, 2, 3} <= exchanges
+
+
+@pytest.mark.parametrize(("net", "most"), [("spades4_net_v4", 1.0), ("spades4_net_v5", 0.3)])
+def test_blind_nil_without_the_exchange(net, most):
+    """Under tournament rules with no Blind Nil exchange, ``spades4_net_v4`` (which met Blind Nil
+    only with the 3-card exchange) still declares it every hand and loses heavily to L2, who
+    declines it; ``spades4_net_v5`` declares it on few hands and stays near L2."""
+    rules = load_rules("tournament").replace(blind_nil_exchange=0)
+    boards = run_duplicate((net, net), ("heuristic",) * 2, 30, seed=7, rules=rules, fmt="hand", batched=True)
+    s = summarize(boards, "hand", (net, "heuristic"))
+    ours = s["teams"][0]
+    if most == 1.0:
+        assert ours["blind_nil_bids_per_hand"] == 1.0 and s["margin_per_hand"]["mean"] < -100
+    else:
+        assert ours["blind_nil_bids_per_hand"] <= most and s["margin_per_hand"]["mean"] > -40
+
+
 def test_the_two_player_network_records_its_lineage():
     folder = agent_dir("spades2_v1")
     meta = load_meta(folder)
@@ -114,13 +153,14 @@ def test_make_run_plays_the_reference_agent():
 
 
 @pytest.mark.parametrize(
-    "agent", ["spades4_v1", "spades4_net_v1", "spades4_net_v2", "spades4_net_v3", "spades4_net_v4", "spades4_v2", "spades4_v3"]
+    "agent",
+    ["spades4_v1", "spades4_net_v1", "spades4_net_v2", "spades4_net_v3", "spades4_net_v4", "spades4_net_v5", "spades4_v2", "spades4_v3"],
 )
 def test_the_four_player_agents_play_every_phase(agent):
     assert {"blind", "bid", "play"} <= _phases_played(agent, RULES["tournament"], 11, 300)
 
 
-@pytest.mark.parametrize("net", ["spades4_net_v1", "spades4_net_v2", "spades4_net_v3", "spades4_net_v4"])
+@pytest.mark.parametrize("net", ["spades4_net_v1", "spades4_net_v2", "spades4_net_v3", "spades4_net_v4", "spades4_net_v5"])
 @pytest.mark.parametrize("name", sorted(RULES))
 def test_the_networks_play_legal_moves_under_each_rules(net, name):
     assert {"bid", "play"} <= _phases_played(net, RULES[name], 5, 400)
@@ -158,6 +198,7 @@ def test_the_two_player_agent_plays_every_phase_and_beats_random_and_greedy():
         ("spades4_v1", "two_player", "trained for 4 players, asked to play 2"),
         ("spades4_v2", "two_player", "trained for 4 players, asked to play 2"),
         ("spades4_net_v4", "two_player", "trained for 4 players, asked to play 2"),
+        ("spades4_net_v5", "two_player", "trained for 4 players, asked to play 2"),
         ("spades4_v3", "two_player", "trained for 4 players, asked to play 2"),
         ("spades2_v1", "tournament", "trained for 2 players, asked to play 4"),
     ],
