@@ -120,19 +120,19 @@ def test_the_exchange_fine_tune_records_its_committed_lineage():
     assert {0, 1, 2, 3} <= exchanges
 
 
-@pytest.mark.parametrize(("net", "most"), [("spades4_net_v4", 1.0), ("spades4_net_v5", 0.3)])
-def test_blind_nil_without_the_exchange(net, most):
+@pytest.mark.parametrize(
+    ("net", "declared", "margin"),
+    [("spades4_net_v4", (1.0, 1.0), (-300, -100)), ("spades4_net_v5", (0.0, 0.3), (-40, 100))],
+)
+def test_blind_nil_without_the_exchange(net, declared, margin):
     """Under tournament rules with no Blind Nil exchange, ``spades4_net_v4`` (which met Blind Nil
     only with the 3-card exchange) still declares it every hand and loses heavily to L2, who
-    declines it; ``spades4_net_v5`` declares it on few hands and stays near L2."""
+    declines it; ``spades4_net_v5`` declares it on few hands and stays near L2 (60 hands)."""
     rules = load_rules("tournament").replace(blind_nil_exchange=0)
     boards = run_duplicate((net, net), ("heuristic",) * 2, 30, seed=7, rules=rules, fmt="hand", batched=True)
     s = summarize(boards, "hand", (net, "heuristic"))
-    ours = s["teams"][0]
-    if most == 1.0:
-        assert ours["blind_nil_bids_per_hand"] == 1.0 and s["margin_per_hand"]["mean"] < -100
-    else:
-        assert ours["blind_nil_bids_per_hand"] <= most and s["margin_per_hand"]["mean"] > -40
+    assert declared[0] <= s["teams"][0]["blind_nil_bids_per_hand"] <= declared[1]
+    assert margin[0] < s["margin_per_hand"]["mean"] < margin[1]
 
 
 def test_the_two_player_network_records_its_lineage():
