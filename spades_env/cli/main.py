@@ -9,7 +9,9 @@ Bad input ends with one line on stderr, ``spades COMMAND: what and where``, and 
 the package's own errors (:class:`~spades_env.core.validate.SpadesError` and its subclasses,
 the training package's ``CheckpointError`` and ``ConfigError``) and file-system errors
 (``OSError``: a file that cannot be read or written). Any other exception is a bug and keeps
-its traceback. ``spades replay`` exits 1 when the record itself is bad (its verdict).
+its traceback. A warning (such as a network asked to play rules it never trained under,
+:class:`~spades_env.policies.coverage.UntrainedRulesWarning`) is one line,
+``spades COMMAND: note: ...``, and the command goes on. ``spades replay`` exits 1 when the record itself is bad (its verdict).
 Ctrl-C ends any command with one line, ``spades COMMAND: interrupted (Ctrl-C)``, and exit
 status 130 (128 + SIGINT), no traceback; the arena's worker processes leave Ctrl-C to the
 parent (:func:`spades_env.eval.boards.worker_init`), so they print nothing either.
@@ -20,6 +22,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
+from collections.abc import Callable
 
 from spades_env.core.validate import SpadesError
 
@@ -72,6 +76,22 @@ def one_line(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
+def _note_for(command: str) -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints a warning as one line, ``spades COMMAND: note:
+    ...`` (a loaded network never trained under a setting of the rules, say), not as the
+    file and line that raised it; each note once (every seat's network is loaded, some
+    twice)."""
+    shown: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+        text = " ".join(str(message).split())
+        if text not in shown:
+            shown.add(text)
+            print(f"spades {command}: note: {text}", file=sys.stderr, flush=True)
+
+    return show
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``spades`` console script."""
     parser = build_parser()
@@ -80,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _note_for(args.command)
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print(f"spades {args.command}: interrupted (Ctrl-C)", file=sys.stderr, flush=True)
         return 130

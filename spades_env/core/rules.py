@@ -147,6 +147,29 @@ def _imply(cfg: RulesConfig, stated: set[str]) -> None:
                 object.__setattr__(cfg, key, 0)
 
 
+MATCH_SETTINGS = ("name", "first_dealer", "match_games", "max_hands")
+"""Rules that set up a match (its name, the first dealer, games in a match, the cap on hands),
+not how a hand is bid, played or scored: left out of :func:`settings_in_effect`."""
+
+
+def settings_in_effect(cfg: RulesConfig) -> dict[str, Any]:
+    """The rules that decide how ``cfg``'s hands are bid, played and scored, each only where it
+    means something: the Blind Nil settings only with Blind Nil, the mercy threshold only with
+    the mercy rule. Two configs that agree here play
+    the same hands the same way."""
+    out: dict[str, Any] = {}
+    for f in fields(cfg):
+        name = f.name
+        if name in MATCH_SETTINGS:
+            continue
+        if name in (*_BLIND_NIL_ONLY, "blind_nil_value") and not cfg.blind_nil:
+            continue
+        if name == "mercy_threshold" and not cfg.mercy_rule:
+            continue
+        out[name] = getattr(cfg, name)
+    return out
+
+
 def _validate(cfg: RulesConfig, where: str) -> None:
     for f in fields(cfg):
         value = getattr(cfg, f.name)

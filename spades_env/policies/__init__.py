@@ -8,10 +8,13 @@
 * :mod:`spades_env.policies.driver`: the one driver that steps games with seated policies;
 * :mod:`spades_env.policies.bots`: the scripted baselines, from random to search;
 * :mod:`spades_env.policies.checkpoint`: networks read with NumPy (no torch);
+* :class:`UntrainedRulesWarning` (:mod:`spades_env.policies.coverage`): a network loaded for
+  rules with a setting its training never used;
 * :mod:`spades_env.policies.composite`: a network with a search bot in declared situations.
 """
 
 from spades_env.policies.base import BatchPolicy, Policy, RandomPolicy, act_rows
+from spades_env.policies.coverage import UntrainedRulesWarning
 from spades_env.policies.registry import load
 
-__all__ = ["BatchPolicy", "Policy", "RandomPolicy", "act_rows", "load"]
+__all__ = ["BatchPolicy", "Policy", "RandomPolicy", "UntrainedRulesWarning", "act_rows", "load"]

@@ -48,6 +48,7 @@ from spades_env.core.observation import (
 from spades_env.core.rules import RulesConfig, RulesError, load_rules, rules_from_dict
 from spades_env.core.validate import SpadesError
 from spades_env.policies.base import PolicyError, acts_as, policy_name
+from spades_env.policies.coverage import warn_untrained
 
 FORMAT = "spades_env.checkpoint/1"
 MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
@@ -595,8 +596,10 @@ _SHIPPED_FOR = {4: "spades4_v1", 2: "spades2_v1"}
 def play_settings(
     path: str | Path, meta: dict[str, Any], rules: RulesConfig | str | dict | None, deterministic: bool | None
 ) -> bool:
-    """Check that ``rules`` (when given) have the checkpoint's number of players and return
-    whether it plays deterministically (``None``: as ``meta.json``'s ``policy.deterministic``)."""
+    """Check that ``rules`` (when given) have the checkpoint's number of players, warn
+    (:class:`~spades_env.policies.coverage.UntrainedRulesWarning`) if they have a setting its
+    training never used, and return whether it plays deterministically (``None``: as
+    ``meta.json``'s ``policy.deterministic``)."""
     if rules is not None:
         want = load_rules(rules).num_players
         have = (meta.get("rules") or {}).get("num_players", want)
@@ -606,6 +609,7 @@ def play_settings(
                 f"(use a policy trained on {want}-player rules, such as the shipped agent "
                 f"{_SHIPPED_FOR.get(want, 'none')})"
             )
+        warn_untrained(str(checkpoint_dir(path)), meta, rules)
     if deterministic is None:
         return bool((meta.get("policy") or {}).get("deterministic", False))
     return bool(deterministic)
