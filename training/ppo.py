@@ -40,6 +40,8 @@ How it works
   ``anchor_coef`` the loss adds that coefficient times ``KL(anchor || policy)`` at the learner's
   decisions, the anchor being the ``init_from`` policy, frozen (its log-probabilities recorded
   during the rollout): fine-tuning improves on the imitation without forgetting it.
+  ``anchor_untrained_coef`` sets another weight in games whose rules the start never trained
+  under (:func:`anchor_by_rules`).
   ``init_logit_scale`` sharpens the started policy (its logits times the scale, the argmax
   kept), so that the player PPO samples and improves is close to the deterministic one.
 * **Masking.** Illegal actions get a logit of -1e8 (probability exactly 0) and the entropy is
@@ -64,7 +66,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +76,10 @@ import torch
 from spades_env.core import layout as L
 from spades_env.core.actions import NUM_ACTIONS
 from spades_env.core.observation import OBS_SIZE, STATE_VEC_SIZE
+from spades_env.core.rules import RulesConfig
 from spades_env.envs.vector import VectorSpades
+from spades_env.policies.checkpoint import load_meta
+from spades_env.policies.coverage import untrained_settings
 from training import resume as _resume
 from training import runs as _runs
 from training.allocator import keep_freed_memory
@@ -111,6 +116,18 @@ def scale_logits(model: ActorCritic, scale: float) -> None:
         last = model.actor[-1]
         last.weight.mul_(scale)
         last.bias.mul_(scale)
+
+
+def anchor_by_rules(cfg: TrainConfig, family: Sequence[RulesConfig]) -> np.ndarray:
+    """``float32 [len(family)]``: the anchor's weight in each rules of the run's family,
+    ``anchor_untrained_coef`` where the ``init_from`` network never trained under one of their
+    settings (its ``meta.json``), ``anchor_coef`` elsewhere."""
+    meta = load_meta(cfg.init_from)
+    out = np.full(len(family), cfg.anchor_coef, dtype=np.float32)
+    for i, rules in enumerate(family):
+        if untrained_settings(meta, rules):
+            out[i] = cfg.anchor_untrained_coef
+    return out
 
 
 def _rotation(num_seats: int) -> np.ndarray:
@@ -185,6 +202,8 @@ class Trainer:
             _resume.init_weights(self.anchor, cfg, cfg.init_from)
             scale_logits(self.anchor, cfg.init_logit_scale)
             self.anchor.requires_grad_(False)
+        self.anchor_by_rules = anchor_by_rules(cfg, e.rules_family) if cfg.anchor_untrained_coef is not None else None
+        """``anchor_untrained_coef``: the anchor's weight in each rules of the family."""
         T = cfg.num_steps
         self.buf_obs = np.zeros((T, B, OBS_SIZE), dtype=np.float32)
         self.buf_hidden = np.zeros((T, B, STATE_VEC_SIZE - OBS_SIZE), dtype=np.uint8)
@@ -198,6 +217,7 @@ class Trainer:
         self.buf_done = np.zeros((T, B), dtype=np.bool_)
         # the anchor's log-probabilities of every action at the learner's decisions
         self.buf_anchor = np.zeros((T, B, NUM_ACTIONS) if self.anchor else (0,), dtype=np.float32)
+        self.buf_anchor_w = np.zeros((T, B) if self.anchor_by_rules is not None else (0,), dtype=np.float32)
         self._sv = np.zeros((B, STATE_VEC_SIZE), dtype=np.float32)
         self.step_rows: list[SparseRows | None] = [None] * T
         """``sparse_input``: each step's critic input rows (CSR), built once while collecting."""
@@ -260,6 +280,8 @@ class Trainer:
             if self.anchor is not None and self.update >= self.cfg.policy_warmup_updates:
                 # (during the critic-only warm-up the update does not read them)
                 self.buf_anchor[t, li] = self.anchor.log_probs(obs_li, mask_t[li]).numpy()
+                if self.anchor_by_rules is not None:
+                    self.buf_anchor_w[t] = self.anchor_by_rules[e.rules_index]
         self.league.act(kind, seat, obs, mask, actor_rows, mask_t, e.states, self.gen, actions)
         self.buf_action[t] = actions
         return actions
@@ -353,6 +375,7 @@ class Trainer:
         adv = torch.from_numpy(adv_pi.reshape(N))
         returns = torch.from_numpy(ret.reshape(N, 2))
         anchor = torch.from_numpy(self.buf_anchor.reshape(N, -1)) if self.anchor is not None else None
+        anchor_w = torch.from_numpy(self.buf_anchor_w.reshape(N)) if self.anchor_by_rules is not None else None
         mb_size = N // cfg.num_minibatches
         stats: dict[str, list[float]] = {
             k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac", "anchor_kl")
@@ -378,8 +401,12 @@ class Trainer:
                         entropy = ent.mean()
                         loss = loss + pg - cfg.ent_coef * entropy
                         if anchor is not None:
-                            anchor_kl = masked_kl(anchor[lmb], logp_all, mask[lmb]).mean()
-                            loss = loss + cfg.anchor_coef * anchor_kl
+                            kl_rows = masked_kl(anchor[lmb], logp_all, mask[lmb])
+                            anchor_kl = kl_rows.mean()
+                            if anchor_w is None:
+                                loss = loss + cfg.anchor_coef * anchor_kl
+                            else:  # weighed by each game's rules (anchor_untrained_coef)
+                                loss = loss + (anchor_w[lmb] * kl_rows).mean()
                             stats["anchor_kl"].append(anchor_kl.item())
                         with torch.no_grad():
                             approx_kl = ((ratio - 1) - logratio).mean().item()

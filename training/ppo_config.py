@@ -109,6 +109,12 @@ class TrainConfig:
     """Weight of a KL penalty, ``KL(anchor || policy)`` over the legal actions of every learner
     decision, that holds the policy near the ``init_from`` policy (the anchor, frozen; e.g. the
     imitation of L3) while PPO fine-tunes it. 0: no anchor. Needs ``init_from``."""
+    anchor_untrained_coef: float | None = None
+    """The anchor's weight in games whose rules have a setting the ``init_from`` network never
+    trained under (its ``meta.json`` training rules,
+    :func:`spades_env.policies.coverage.untrained_settings`): there the start knows nothing worth
+    holding to, e.g. 0 to let the run learn rules new to it while ``anchor_coef`` holds its play
+    under the rules it was trained on. None: ``anchor_coef`` everywhere."""
     deterministic: bool = False
     """How the saved checkpoints play as a Policy (arena, CLI): the most likely legal action
     (true) or a sample from the masked policy (false). Training always samples."""
@@ -210,6 +216,11 @@ class TrainConfig:
             return "anchor_coef", "must be a finite number, 0 or more"
         if self.anchor_coef > 0 and not self.init_from:
             return "anchor_coef", "needs init_from (the policy the penalty holds the run near)"
+        if self.anchor_untrained_coef is not None:
+            if not self.anchor_untrained_coef >= 0 or self.anchor_untrained_coef == float("inf"):
+                return "anchor_untrained_coef", "must be a finite number, 0 or more, or null"
+            if self.anchor_coef <= 0:
+                return "anchor_untrained_coef", "needs anchor_coef > 0 (the anchor it weighs by rules)"
         if self.policy_warmup_updates < 0:
             return "policy_warmup_updates", "must be 0 or more"
         if self.pool_size < 0:

@@ -163,3 +163,57 @@ def test_pool_start_puts_the_started_policy_in_the_pool(start, tmp_path):
     assert any(not torch.equal(v, frozen[k]) for k, v in done.model.state_dict().items())
     with pytest.raises(ConfigError, match="'pool_start'.*pool_size"):
         load_train_config(SMOKE, ["pool_start=true", "pool_size=0"])
+
+
+def test_anchor_untrained_coef_config_errors():
+    with pytest.raises(ConfigError, match="'anchor_untrained_coef'.*anchor_coef"):
+        load_train_config(SMOKE, ["anchor_untrained_coef=0", "init_from=x"])
+    with pytest.raises(ConfigError, match="'anchor_untrained_coef'.*0 or more"):
+        load_train_config(SMOKE, ["anchor_untrained_coef=-1", "anchor_coef=1", "init_from=x"])
+
+
+def test_anchor_by_rules_follows_the_starts_training_rules():
+    from spades_env.core.rules import load_rules, rules_with
+    from training.ppo import anchor_by_rules
+
+    cfg = load_train_config(
+        SMOKE, ["init_from=checkpoints/spades4_net_v4", "anchor_coef=0.3", "anchor_untrained_coef=0", "hidden=[512,512]"]
+    )
+    family = [
+        load_rules("tournament"),
+        rules_with({"blind_nil_exchange": 0}),  # net_v4 met Blind Nil only with 3 cards
+        load_rules("house"),
+        load_rules("openspiel"),  # a failed Nil's tricks count: not in net_v4's rules
+        rules_with({"blind_nil": False}),
+    ]
+    got = anchor_by_rules(cfg, family)
+    assert got.dtype == np.float32
+    assert got.tolist() == pytest.approx([0.3, 0.0, 0.3, 0.0, 0.3])
+
+
+def test_anchor_untrained_coef_weighs_each_game_by_its_rules(start, tmp_path):
+    """The start (the smoke run: tournament rules) anchored at 50 where it trained and at 0
+    where it did not (no exchange): the recorded weights follow each game's rules; a family of
+    untrained rules only trains as a run without the anchor, one of trained rules only as the
+    plain anchor does."""
+    ov = [*FAST, f"init_from={start}", "total_decisions=4096", "learning_rate=0.003", "target_kl=0"]
+    ex0 = "{name: ex0, blind_nil_exchange: 0}"
+    by_rules = ["anchor_coef=50", "anchor_untrained_coef=0"]
+    mixed = train(load_train_config(SMOKE, [*ov, *by_rules, f"rules_family=[tournament, {ex0}]"]), tmp_path / "m")
+    assert mixed.anchor_by_rules.tolist() == [50.0, 0.0]
+    li = mixed.buf_learner
+    rules_of_row = np.broadcast_to(mixed.engine.rules_index, li.shape)  # the last step's games
+    assert set(np.unique(mixed.buf_anchor_w[li]).tolist()) == {0.0, 50.0}
+    assert np.array_equal(mixed.buf_anchor_w[-1], mixed.anchor_by_rules[rules_of_row[-1]])
+
+    def weights(extra: list[str], family: str, name: str) -> dict:
+        return train(load_train_config(SMOKE, [*ov, *extra, f"rules_family={family}"]), tmp_path / name).model.state_dict()
+
+    free, untrained = weights([], f"[{ex0}]", "free"), weights(by_rules, f"[{ex0}]", "untrained")
+    for k, v in free.items():
+        assert torch.equal(untrained[k], v), k
+    plain, trained = weights(["anchor_coef=50"], "[tournament]", "plain"), weights(by_rules, "[tournament]", "trained")
+    free_t = weights([], "[tournament]", "free_t")
+    assert max((plain[k] - free_t[k]).abs().max().item() for k in plain) > 1e-3  # the anchor acts
+    for k, v in plain.items():
+        assert torch.allclose(trained[k], v, atol=1e-5), k
