@@ -108,11 +108,20 @@ def test_the_exchange_fine_tune_records_its_committed_lineage():
     meta = load_meta(agent_dir("spades4_net_v5"))
     (stage,) = load_pipeline(ROOT / "configs" / "train" / "pipeline_v5.yaml").stages
     assert stage.kind == "ppo" and not stage.init_from
-    committed = json.loads(json.dumps(config_to_dict(load_train_config(ROOT / stage.config)), default=str))
+    from training.ppo_config import TrainConfig
+
+    def as_json(cfg: TrainConfig) -> dict:
+        return json.loads(json.dumps(config_to_dict(cfg), default=str))
+
+    committed = as_json(load_train_config(ROOT / stage.config))
+    defaults = as_json(TrainConfig())
     drop = {"progress"}
     assert {k: v for k, v in meta["config"].items() if k not in drop} == {
-        k: v for k, v in committed.items() if k not in drop
+        k: v for k, v in committed.items() if k not in drop and k in meta["config"]
     }
+    # a key the trainer gained after the run is at its default in the committed config
+    for key in set(committed) - set(meta["config"]):
+        assert committed[key] == defaults[key], key
     cfg = meta["config"]
     assert cfg["init_from"] == "checkpoints/spades4_net_v4" and cfg["anchor_coef"] > 0
     assert meta["update"] == cfg["total_updates"] and meta["policy"]["deterministic"] is True
