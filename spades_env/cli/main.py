@@ -11,7 +11,8 @@ the training package's ``CheckpointError`` and ``ConfigError``) and file-system 
 (``OSError``: a file that cannot be read or written). Any other exception is a bug and keeps
 its traceback. A warning (such as a network asked to play rules it never trained under,
 :class:`~spades_env.policies.coverage.UntrainedRulesWarning`) is one line,
-``spades COMMAND: note: ...``, and the command goes on. ``spades replay`` exits 1 when the record itself is bad (its verdict).
+``spades COMMAND: note: ...``, and the command goes on. ``spades replay`` exits 1 when the
+record itself is bad (its verdict).
 Ctrl-C ends any command with one line, ``spades COMMAND: interrupted (Ctrl-C)``, and exit
 status 130 (128 + SIGINT), no traceback; the arena's worker processes leave Ctrl-C to the
 parent (:func:`spades_env.eval.boards.worker_init`), so they print nothing either.

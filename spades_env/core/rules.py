@@ -155,8 +155,7 @@ not how a hand is bid, played or scored: left out of :func:`settings_in_effect`.
 def settings_in_effect(cfg: RulesConfig) -> dict[str, Any]:
     """The rules that decide how ``cfg``'s hands are bid, played and scored, each only where it
     means something: the Blind Nil settings only with Blind Nil, the mercy threshold only with
-    the mercy rule. Two configs that agree here play
-    the same hands the same way."""
+    the mercy rule. Two configs that agree here play the same hands the same way."""
     out: dict[str, Any] = {}
     for f in fields(cfg):
         name = f.name
