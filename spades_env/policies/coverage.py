@@ -13,6 +13,7 @@ measured). Silence it with ``warnings.filterwarnings("ignore", category=Untraine
 
 from __future__ import annotations
 
+import functools
 import json
 import warnings
 from typing import Any
@@ -24,12 +25,15 @@ class UntrainedRulesWarning(UserWarning):
     """A network asked to play under a rules setting that none of its training rules had."""
 
 
+def _recorded_family(meta: dict[str, Any]) -> list[Any]:
+    return meta.get("rules_family") or ([meta["rules"]] if isinstance(meta.get("rules"), dict) else [])
+
+
 def trained_rules(meta: dict[str, Any]) -> list[RulesConfig]:
     """The rule sets a checkpoint was trained on, from its ``meta.json`` (``rules_family``,
     else ``rules``); empty when it records none or they no longer load."""
-    family = meta.get("rules_family") or ([meta["rules"]] if isinstance(meta.get("rules"), dict) else [])
     out = []
-    for member in family:
+    for member in _recorded_family(meta):
         try:
             out.append(rules_from_dict(member, where="meta.json rules"))
         except RulesError:
@@ -37,23 +41,33 @@ def trained_rules(meta: dict[str, Any]) -> list[RulesConfig]:
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _trained_values(family_json: str) -> dict[str, tuple[Any, ...]]:
+    """Each setting's values over the training rules (JSON of ``_recorded_family``), where it
+    means something; cached: every seat of every game the arena plays loads its network."""
+    seen: dict[str, list[Any]] = {}
+    for member in trained_rules({"rules_family": json.loads(family_json)}):
+        for key, value in settings_in_effect(member).items():
+            if value not in seen.setdefault(key, []):
+                seen[key].append(value)
+    return {key: tuple(values) for key, values in seen.items()}
+
+
 def untrained_settings(meta: dict[str, Any], rules: RulesConfig | str | dict) -> dict[str, tuple[Any, list[Any]]]:
     """Each setting of ``rules`` that none of the checkpoint's training rules had, where it
     means something: ``{key: (value, [the values training used])}`` (an empty list: the setting
     never meant anything in training, e.g. a Blind Nil setting when training had no Blind Nil).
     Empty when the rules are covered or the checkpoint records no training rules."""
-    family = trained_rules(meta)
+    family = _recorded_family(meta)
     if not family:
         return {}
-    seen: dict[str, list[Any]] = {}
-    for member in family:
-        for key, value in settings_in_effect(member).items():
-            if value not in seen.setdefault(key, []):
-                seen[key].append(value)
+    seen = _trained_values(json.dumps(family, sort_keys=True))
+    if not seen:  # the recorded rules no longer load: no claim
+        return {}
     out = {}
     for key, value in settings_in_effect(load_rules(rules)).items():
-        if value not in seen.get(key, []):
-            out[key] = (value, sorted(seen.get(key, [])))
+        if value not in seen.get(key, ()):
+            out[key] = (value, sorted(seen.get(key, ())))
     return out
 
 
