@@ -117,7 +117,7 @@ def add_arena_arguments(p: argparse.ArgumentParser) -> None:
         help="a rules preset, a YAML file, a variant (no_blind) or a JSON object on the tournament rules, "
         "as spades matrix takes them (default tournament)",
     )
-    p.add_argument("--max-hands", type=int, default=None, help="override the rules' hand cap per game")
+    p.add_argument("--max-hands", type=int, default=None, help="override the rules' hand cap per game (0: no cap)")
     p.add_argument("--target", type=int, default=None, help="override the rules' target score")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 

@@ -57,7 +57,7 @@ def register(subparsers: Any) -> None:
         default=None,
         help=f"processes (default: the CPUs this process may use, here {available_cpus()}; the same results)",
     )
-    p.add_argument("--max-hands", type=int, default=None, help="override every rules' hand cap per game")
+    p.add_argument("--max-hands", type=int, default=None, help="override every rules' hand cap per game (0: no cap)")
     p.add_argument("--out", type=Path, default=None, help="folder for matrix.json and matrix.png")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

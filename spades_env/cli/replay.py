@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         record = load_record(args.file)
         result = replay_record(record)
     except RecordError as exc:
-        print(f"spades replay: {args.file}: {exc}", file=sys.stderr)
+        text = str(exc)  # named once: a message about the file itself already names it
+        print(f"spades replay: {text if str(args.file) in text else f'{args.file}: {text}'}", file=sys.stderr)
         return 2
     viewer = None
     if args.viewer is not None:

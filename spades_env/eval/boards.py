@@ -15,7 +15,7 @@ import numpy as np
 
 from spades_env.core.game import SpadesGame
 from spades_env.core.rules import RulesConfig
-from spades_env.core.validate import InputError, check_choice, check_count, check_int
+from spades_env.core.validate import InputError, brief, check_choice, check_count, check_int
 from spades_env.eval.match import FORMATS, PlayResult, play, spec_name
 from spades_env.policies.registry import PolicySpec, resolve_policy
 
@@ -35,7 +35,8 @@ def seatings(team_a: Team, team_b: Team, mixed: bool | None = None, num_players:
     """The runs of a board: partnerships swapped (2 runs); with ``mixed`` (default: either team
     holds two different policies) also each team's two policies swapped between its seats
     (4 runs). ``num_players=2``: the two players swap seats (2 runs); each team must be one
-    policy (``InputError`` otherwise)."""
+    policy (``InputError`` otherwise, and for a team that is not a pair)."""
+    team_a, team_b = _check_team(team_a, "A"), _check_team(team_b, "B")
     if num_players == 2:
         for label, team in (("A", team_a), ("B", team_b)):
             if spec_name(team[0]) != spec_name(team[1]):
@@ -55,6 +56,16 @@ def seatings(team_a: Team, team_b: Team, mixed: bool | None = None, num_players:
         out.append(Seating(seats=(a[0], b[0], a[1], b[1]), a_team=0))  # A at N-S
         out.append(Seating(seats=(b[0], a[0], b[1], a[1]), a_team=1))  # A at E-W
     return out
+
+
+def _check_team(team: Any, label: str) -> Team:
+    """``team`` as a pair of policy specs; ``InputError`` for anything else (a bare name included)."""
+    if isinstance(team, (str, bytes)) or not isinstance(team, (tuple, list)) or len(team) != 2:
+        raise InputError(
+            f"team {label} must be a pair of policies, one per seat of the partnership, got "
+            f"{brief(team)}; one policy in both seats (and the two-player game's one player) is (name, name)"
+        )
+    return (team[0], team[1])
 
 
 def seed_int(*words: int) -> int:

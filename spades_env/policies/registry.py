@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from spades_env.core.rules import RulesConfig
-from spades_env.core.validate import InputError
+from spades_env.core.validate import InputError, InputTypeError, check_seed
 from spades_env.policies.base import Policy, RandomPolicy
 
 PolicyFactory = Callable[[int, RulesConfig], Policy]
@@ -84,7 +84,8 @@ def _kind(spec: str) -> str:
 
 def resolve_policy(spec: PolicySpec, seed: int | None, rules: RulesConfig) -> Policy:
     """A Policy from a name (a bot, a shipped agent id, an agent or checkpoint folder) or a
-    factory ``f(seed, rules)``."""
+    factory ``f(seed, rules)``; ``seed`` is ``None`` or a non-negative integer."""
+    seed = check_seed(seed)
     if callable(spec):
         return spec(seed, rules)
     if not isinstance(spec, str) or not spec:
@@ -128,7 +129,10 @@ def opponent_specs(opponents: OpponentSpec, seats: Sequence[int]) -> dict[int, A
     if isinstance(opponents, Mapping):
         missing = [s for s in seats if s not in opponents]
         if missing:
-            raise ValueError(f"opponents has no Policy for seat(s) {missing}")
+            raise InputError(
+                f"opponents has no Policy for seat(s) {missing}: its keys are {sorted(opponents, key=repr)!r}, "
+                f"the opponents' seats {list(seats)}"
+            )
         specs = {s: opponents[s] for s in seats}
     else:
         specs = {s: opponents for s in seats}
@@ -138,7 +142,7 @@ def opponent_specs(opponents: OpponentSpec, seats: Sequence[int]) -> dict[int, A
         if isinstance(spec, str) or callable(spec):
             check_policy_name(spec)
             continue
-        raise TypeError(
+        raise InputTypeError(
             f"opponent for seat {s} must be a Policy, a bot name or None, got {type(spec).__name__}"
         )
     return specs

@@ -78,7 +78,13 @@ def test_replay_malformed_and_missing_files(tmp_path, capsys) -> None:
     assert main(["replay", str(path)]) == 2
     assert "hands[0].deal[0][4]: bad card string 'ZZ'" in capsys.readouterr().err
     assert main(["replay", str(tmp_path / "nope.json")]) == 2
-    assert "cannot read record file" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "cannot read record file" in err and err.count("nope.json") == 1  # the path named once
+    (tmp_path / "text.json").write_text("not json")
+    assert main(["replay", str(tmp_path / "text.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("text.json") == 1 and "not valid JSON (line 1, column 1" in err
+    assert err.startswith(f"spades replay: {tmp_path / 'text.json'}: ")
 
 
 def test_demo_prints_each_hand_and_the_result(capsys) -> None:

@@ -167,3 +167,18 @@ def test_plain_id_in_spawned_workers_of_a_script(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["ok", "2"]
+
+
+@pytest.mark.parametrize(
+    ("opponents", "error", "words"),
+    [
+        ({9: "random"}, ValueError, r"no Policy for seat\(s\) \[1, 3\]: its keys are \[9\], the opponents' seats \[1, 3\]"),
+        ({1: "random", 3: ("heuristic", 3)}, TypeError, "opponent for seat 3 must be a Policy, a bot name or None, got tuple"),
+    ],
+)
+def test_opponents_that_miss_a_seat_or_are_not_policies_are_refused_at_construction(opponents, error, words):
+    from spades_env.core.validate import InputError
+
+    with pytest.raises(error, match=words) as info:
+        SpadesGymEnv(learner_seats=[0, 2], opponents=opponents)
+    assert isinstance(info.value, InputError)  # one family of input errors, ValueError or TypeError

@@ -27,6 +27,17 @@ def test_boards_round_up_to_whole_duplicate_boards():
     assert default_workers(True) == 1 and 1 <= default_workers(False) <= 2
 
 
+@pytest.mark.parametrize("team", ["heuristic", ("heuristic",), ("heuristic", "random", "greedy"), None])
+def test_a_team_that_is_not_a_pair_is_refused_before_play(team):
+    """A bare name once indexed its letters as seats (``'h'``, ``'e'``); three policies played the
+    first two. Either team, four or two players, the same error, naming the team."""
+    with pytest.raises(InputError, match="team A must be a pair of policies"):
+        run_duplicate(team, ("random", "random"), 1, rules=SHORT, fmt="hand")
+    with pytest.raises(InputError, match="team B must be a pair of policies"):
+        run_duplicate(("random", "random"), team, 1, rules="two_player", fmt="hand")
+    assert len(run_duplicate(["random", "greedy"], ("random", "random"), 1, rules=SHORT, fmt="hand")) == 1
+
+
 @pytest.mark.parametrize("batched", [None, False, True])
 def test_run_matchup_is_run_duplicate_summarized(batched):
     a, b = ("greedy", "greedy"), ("random", "random")

@@ -57,6 +57,19 @@ def test_registry_errors_are_clear(name, words):
         make_policy(name)
 
 
+@pytest.mark.parametrize("spec", ["heuristic", "random", "search:samples=3", "spades4_net_v1", lambda seed, rules: None])
+@pytest.mark.parametrize(("seed", "words"), [("x", "got 'x' \\(str\\)"), (1.5, "got 1.5"), (True, "got True"), (-3, "got -3")])
+def test_load_refuses_a_seed_that_is_not_a_non_negative_integer(spec, seed, words):
+    """Every kind of policy (a bot, a search, a shipped agent, a factory) is refused alike, before
+    anything is built: the heuristic once ignored such a seed and the others failed in NumPy."""
+    from spades_env.core.validate import InputError
+    from spades_env.policies import load
+
+    with pytest.raises(InputError, match=f"seed must be an integer of at least 0, {words}"):
+        load(spec, seed=seed)
+    assert load("heuristic", seed=np.int64(3)) is not None  # a NumPy integer is an integer
+
+
 # ---- legal actions in every phase ---------------------------------------------------------------
 def _run_aec(rules, names, seed, options=None):
     env = raw_env(rules=rules)
