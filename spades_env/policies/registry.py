@@ -194,7 +194,8 @@ __all__ = [
 def load(spec: PolicySpec, *, rules: RulesConfig | str | None = None, seed: int | None = None) -> Policy:
     """A Policy from a bot name (``"random"``, ``"heuristic"``, ``"search:samples=100"``), a
     shipped agent id, a checkpoint path, or a factory ``f(seed, rules)``; ``rules`` (a preset
-    name, a RulesConfig; default the tournament rules) are the rules it will play under."""
+    name, a RulesConfig; default the tournament rules) are the rules it will play under;
+    ``seed`` is ``None`` (fresh entropy) or a non-negative integer (``InputError`` otherwise)."""
     from spades_env.core.rules import load_rules
 
     return resolve_policy(spec, seed, load_rules(rules))
