@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from spades_env.core.validate import InputError, brief, check_choice
 from spades_env.eval.boards import BoardResult
+from spades_env.eval.match import FORMATS
 
 Z95 = 1.959963984540054
 
@@ -76,7 +78,17 @@ def summarize(
 ) -> dict[str, Any]:
     """Numbers of one matchup from team A's side: margin per hand (bootstrap 95% CI over
     boards), hand / game / match win rates (Wilson 95% CI; a tie or truncated game counts as
-    half), and per team set rate, nil and blind nil success, bags per hand, bid error."""
+    half), and per team set rate, nil and blind nil success, bags per hand, bid error.
+    ``boards`` is :func:`~spades_env.eval.run_duplicate`'s list, ``fmt`` its format and ``names``
+    the two teams' labels (``InputError`` otherwise)."""
+    check_choice(fmt, "format", FORMATS)
+    if isinstance(boards, (str, bytes)) or not isinstance(boards, Sequence):
+        raise InputError(f"boards must be a list of BoardResult (run_duplicate's), got {brief(boards)}")
+    bad = next((i for i, b in enumerate(boards) if not isinstance(b, BoardResult)), None)
+    if bad is not None:
+        raise InputError(f"boards[{bad}] must be a BoardResult (run_duplicate's), got {brief(boards[bad])}")
+    if not (isinstance(names, (tuple, list)) and len(names) == 2 and all(isinstance(n, str) for n in names)):
+        raise InputError(f"names must be two team labels (strings), got {brief(names)}")
     board_margin, board_hands = [], []
     hands = 0
     hand_wins = 0.0

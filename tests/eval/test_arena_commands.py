@@ -95,3 +95,16 @@ def test_tournament_quick_and_eval_one_at_a_time_reach_the_eval_layer(monkeypatc
     assert main(["eval", "greedy", "random", "--one-at-a-time", "--no-progress"]) == 2
     assert calls["eval"] == [None, False]  # None: batched where every policy has a batched form
     assert capsys.readouterr().err.count("spades eval: stop here") == 2
+
+
+def test_summarize_refuses_what_run_duplicate_never_returns():
+    boards = run_duplicate(("random", "random"), ("greedy", "greedy"), 1, rules=SHORT, fmt="hand")
+    assert summarize(boards, "hand", ("random", "greedy"))["hands"] == 2
+    for args, words in [
+        ((boards, "set", ("a", "b")), "format must be one of"),
+        (("boards", "hand", ("a", "b")), "boards must be a list of BoardResult"),
+        (([boards[0], {"runs": []}], "hand", ("a", "b")), r"boards\[1\] must be a BoardResult"),
+        ((boards, "hand", "ab"), "names must be two team labels"),
+    ]:
+        with pytest.raises(InputError, match=words):
+            summarize(*args)
