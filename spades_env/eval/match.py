@@ -20,7 +20,7 @@ from spades_env.core.game import SpadesGame
 from spades_env.core.rules import RulesConfig
 from spades_env.core.scoring import contract_tricks as counted_tricks
 from spades_env.core.scoring import score_team, team_contract
-from spades_env.core.validate import InputError
+from spades_env.core.validate import InputError, InputTypeError, brief
 from spades_env.policies.base import Policy
 from spades_env.policies.driver import bind_true_state, drive
 from spades_env.policies.registry import PolicySpec
@@ -38,7 +38,9 @@ def spec_name(spec: PolicySpec) -> str:
 
 def parse_team(text: str) -> tuple[str, str]:
     """A team from ``"heuristic"`` (both seats) or ``"heuristic+search:budget=0.1"``."""
-    parts = [p.strip() for p in str(text).split("+")]
+    if not isinstance(text, str):
+        raise InputTypeError(f"a team is a policy name or two joined by '+', got {brief(text)} ({type(text).__name__})")
+    parts = [p.strip() for p in text.split("+")]
     if len(parts) == 1 and parts[0]:
         return parts[0], parts[0]
     if len(parts) == 2 and all(parts):

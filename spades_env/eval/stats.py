@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from spades_env.core.validate import InputError, brief, check_choice
+from spades_env.core.validate import InputError, brief, check_choice, check_float, check_int
 from spades_env.eval.boards import BoardResult
 from spades_env.eval.match import FORMATS
 
@@ -23,8 +23,9 @@ Z95 = 1.959963984540054
 def wilson_ci(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval of a proportion ``successes / n`` (``(0, 1)`` when ``n`` is 0).
     ``successes`` may be fractional (a draw counted as half a win)."""
-    if n < 0 or successes < 0 or successes > n:
-        raise ValueError(f"wilson_ci needs 0 <= successes <= n, got {successes} of {n}")
+    successes, n = check_float(successes, "wilson_ci successes"), check_int(n, "wilson_ci n", 0)
+    if successes < 0 or successes > n:
+        raise InputError(f"wilson_ci needs 0 <= successes <= n, got {successes:g} of {n}")
     if n == 0:
         return 0.0, 1.0
     p = successes / n

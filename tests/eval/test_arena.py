@@ -34,8 +34,13 @@ def test_wilson_matches_hand_computed_values():
     lo, hi = wilson_ci(0, 10)  # upper bound z^2 / (n + z^2) = 3.8415 / 13.8415
     assert lo == 0.0 and hi == pytest.approx(0.2775, abs=1e-4)
     assert wilson_ci(0, 0) == (0.0, 1.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="0 <= successes <= n, got 11 of 10"):
         wilson_ci(11, 10)
+    with pytest.raises(TypeError, match="wilson_ci successes must be a number, got 'a'"):
+        wilson_ci("a", 10)
+    with pytest.raises(ValueError, match="wilson_ci n must be an integer of at least 0, got -1"):
+        wilson_ci(0, -1)
+    assert wilson_ci(2.5, np.int64(5)) == wilson_ci(2.5, 5)  # a draw counts half; NumPy counts are counts
 
 
 def test_bootstrap_matches_hand_computed_values():
@@ -297,4 +302,7 @@ def test_bad_policy_and_team_names_are_clear_errors():
     with pytest.raises(ValueError, match="nosuchbot"):
         registry.resolve_policy("nosuchbot", 0, RULES)
     assert arena_match.parse_team("heuristic+search:budget=0.1") == ("heuristic", "search:budget=0.1")
+    with pytest.raises(TypeError, match="a team is a policy name or two joined by '\\+', got 5 \\(int\\)"):
+        arena_match.parse_team(5)  # once read as the policy '5'
+
     assert arena_match.team_label(("greedy", "greedy")) == "greedy"
