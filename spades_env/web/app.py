@@ -64,6 +64,9 @@ MAX_MESSAGE = 4096
 """The longest WebSocket message the server reads (a real one is under 100 bytes)."""
 MAX_TABLES = 500
 """Tables kept in memory; the oldest finished (then oldest) go first."""
+# a new table's ``hands`` parameter: every hand shown, or (the default) only one's own
+SHOW_HANDS = ("1", "true", "shown")
+HIDE_HANDS = ("0", "false", "hidden")
 
 
 ASSETS = {
@@ -166,14 +169,18 @@ class Server:
 
     async def _new(self, request: Request, make: Any) -> Response:
         params = dict(request.query_params)
+        if "speed" in params and params["speed"] not in SPEEDS:
+            return _refusal(f"speed {params['speed']!r}: one of {', '.join(SPEEDS)}")
+        if params.get("hands", "1") not in SHOW_HANDS and params.get("hands") not in HIDE_HANDS:
+            return _refusal(f"hands {params['hands']!r}: 1 to show every hand, 0 to hide them")
         try:
             setup = make(params, self.records)
             table = await run_in_threadpool(new_table, setup, self.records)
         except WebError as exc:
             return _refusal(str(exc))
-        if "speed" in params and params["speed"] in SPEEDS:
+        if "speed" in params:
             table.speed = params["speed"]
-        if params.get("hands") in ("1", "true", "shown"):
+        if params.get("hands") in SHOW_HANDS:
             table.show_hands = True
         self.add(table)
         return RedirectResponse(f"/table/{table.id}", status_code=303)
@@ -208,7 +215,8 @@ class Server:
             try:
                 rp = await run_in_threadpool(open_replay, path, name)
             except WebError as exc:
-                return JSONResponse({"error": str(exc).replace(str(path), name)}, 400)
+                # open_replay names the record already: drop the temporary file's path
+                return JSONResponse({"error": str(exc).replace(f"{path}: ", "").replace(str(path), name)}, 400)
         rp.name = name
         self.add(rp)
         return JSONResponse({"url": f"/table/{rp.id}"})

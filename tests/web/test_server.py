@@ -128,12 +128,22 @@ def test_play_url_seats_the_players_it_names(client: TestClient) -> None:
         ("/play?rules=two_player&opponents=spades4_v1", "spades4_v1"),
         ("/watch?players=random,random", "players"),
         ("/watch?players=checkpoints/spades4_net_v1", "choose one of"),
+        ("/play?speed=-1", "speed '-1': one of instant, fast, normal, slow"),
+        ("/watch?hands=yes", "hands 'yes': 1 to show every hand, 0 to hide them"),
     ],
 )
 def test_bad_set_up_is_refused_with_its_reason(client: TestClient, url: str, words: str) -> None:
     r = client.get(url, follow_redirects=False)
     assert r.status_code == 400
     assert 'data-error="1"' in r.text and words in r.text
+
+
+def test_speed_and_hands_of_a_new_table(client: TestClient) -> None:
+    tid = open_table(client, "/watch?players=random&speed=fast&hands=1&seed=1")
+    v = client.get(f"/api/table/{tid}").json()
+    assert v["speed"] == "fast" and all(s["hand"] is not None for s in v["seats"])
+    tid = open_table(client, "/watch?players=random&hands=0&seed=1")
+    assert all(s["hand"] is None for s in client.get(f"/api/table/{tid}").json()["seats"])
 
 
 def test_a_rules_file_of_the_records_folder(client: TestClient, records: Path) -> None:
@@ -190,6 +200,7 @@ def test_a_malformed_record_is_refused_by_name(client: TestClient, records: Path
     up = client.post("/replay?name=mine.json", content=b"{not json")
     assert up.status_code == 400 and "not valid JSON" in up.json()["error"]
     assert "/tmp" not in up.json()["error"]
+    assert up.json()["error"].startswith("mine.json: not valid JSON")  # named once
     big = client.post("/replay", content=b" " * (5 * 1024 * 1024))
     assert big.status_code == 413
 
