@@ -27,12 +27,14 @@ plays every seat, self-play) or ``"team"`` (``team_ns`` plays seats 0 and 2, ``t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 import spades_env
+from spades_env.core.validate import InputError, brief, check_int
 
 try:
     from ray.rllib.env.multi_agent_env import MultiAgentEnv
@@ -49,8 +51,11 @@ ENV_KEYS = ("rules", "episode", "reward", "reward_scale", "illegal_reward")
 
 
 def seat_of(agent_id: str) -> int:
-    """``"player_2"`` -> 2."""
-    return int(str(agent_id).rsplit("_", 1)[1])
+    """``"player_2"`` -> 2 (``InputError`` for anything but ``player_<seat>``)."""
+    head, _, seat = agent_id.rpartition("_") if isinstance(agent_id, str) else ("", "", "")
+    if head != "player" or not seat.isdigit() or int(seat) > 3:
+        raise InputError(f"an agent id is 'player_0' to 'player_3', got {brief(agent_id)}")
+    return int(seat)
 
 
 def module_ids(mode: str) -> tuple[str, ...]:
@@ -59,7 +64,7 @@ def module_ids(mode: str) -> tuple[str, ...]:
         return ("shared",)
     if mode == "team":
         return TEAM_MODULES
-    raise ValueError(f"policy mode must be one of {POLICY_MODES}, got {mode!r}")
+    raise InputError(f"policy mode must be one of {POLICY_MODES}, got {brief(mode)}")
 
 
 class SeatToModule:
@@ -110,10 +115,12 @@ class SpadesMultiAgentEnv(MultiAgentEnv):
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         super().__init__()
+        if config is not None and not isinstance(config, Mapping):
+            raise InputError(f"SpadesMultiAgentEnv: env_config must be a dict, got {brief(config)}")
         cfg = dict(config or {})
-        unknown = sorted(set(cfg) - set(ENV_KEYS))
+        unknown = sorted(set(cfg) - set(ENV_KEYS), key=repr)
         if unknown:
-            raise ValueError(f"SpadesMultiAgentEnv: unknown env_config key(s) {unknown}; known: {list(ENV_KEYS)}")
+            raise InputError(f"SpadesMultiAgentEnv: unknown env_config key(s) {unknown}; known: {list(ENV_KEYS)}")
         self.aec = spades_env.env(**cfg)
         self.aec.reset(seed=0)
         self.possible_agents = list(self.aec.possible_agents)
@@ -164,7 +171,10 @@ class SpadesMultiAgentEnv(MultiAgentEnv):
 
 def model_config(hiddens: tuple[int, ...] | list[int] = (256, 256)) -> dict[str, Any]:
     """The model config of each masked PPO module: separate actor and critic encoders of
-    ``hiddens``, then heads of ``hiddens``."""
+    ``hiddens`` (a non-empty list of layer widths), then heads of ``hiddens``."""
+    if isinstance(hiddens, (str, bytes)) or not isinstance(hiddens, (tuple, list)) or not hiddens:
+        raise InputError(f"hiddens must be a non-empty list of layer widths, got {brief(hiddens)}")
+    hiddens = [check_int(h, f"hiddens[{i}]", 1, 1 << 16) for i, h in enumerate(hiddens)]
     return {
         "fcnet_hiddens": list(hiddens),
         "fcnet_activation": "relu",

@@ -100,6 +100,22 @@ def test_rllibs_own_env_checker_passes(rl):
 def test_unknown_env_config_key_is_named(rl):
     with pytest.raises(ValueError, match="bogus"):
         rl.SpadesMultiAgentEnv({"bogus": 1})
+    with pytest.raises(ValueError, match="env_config must be a dict, got 'x'"):
+        rl.SpadesMultiAgentEnv("x")
+
+
+@pytest.mark.parametrize("agent_id", ["bad", "player_x", "player_7", 3, "seat_1"])
+def test_a_bad_agent_id_is_named(rl, agent_id):
+    with pytest.raises(ValueError, match="an agent id is 'player_0' to 'player_3'"):
+        rl.seat_of(agent_id)
+    assert rl.seat_of("player_3") == 3
+
+
+@pytest.mark.parametrize("hiddens", [[], "ab", [64, -1], [64, 1.5], None])
+def test_bad_hidden_layer_widths_are_refused(rl, hiddens):
+    with pytest.raises(ValueError, match="hiddens"):
+        rl.model_config(hiddens)
+    assert rl.model_config([32, 16])["fcnet_hiddens"] == [32, 16]
 
 
 def test_seat_to_module_mapping(rl):
