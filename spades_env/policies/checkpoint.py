@@ -166,6 +166,11 @@ def check_meta(meta: dict[str, Any], mp: Path) -> dict[str, Any]:
     _check_widths(mp, "arch.hidden", arch["hidden"])
     _check_widths(mp, "arch.critic_hidden", arch["critic_hidden"])
     obs_size, critic_size = OBS_SIZES[version]
+    for key, size in (("obs_size", obs_size), ("critic_size", critic_size)):
+        if key in meta and meta[key] != size:
+            raise CheckpointError(
+                f"{mp}: key '{key}' is {brief(meta[key])}, but observation version {version} has {size}"
+            )
     if arch.get("obs_size") != obs_size or arch.get("critic_size") != critic_size:
         raise CheckpointError(
             f"{mp}: network input sizes {arch.get('obs_size')}/{arch.get('critic_size')} do not match "
@@ -403,14 +408,14 @@ def load_actor(path: str | Path) -> tuple[NumpyActor, dict[str, Any]]:
     return actor, meta
 
 
-_CACHE: dict[tuple[str, int], tuple[NumpyActor, dict[str, Any]]] = {}
+_CACHE: dict[tuple[str, int, int], tuple[NumpyActor, dict[str, Any]]] = {}
 _LOCK = threading.Lock()
 
 
 def _cached(path: str | Path) -> tuple[NumpyActor, dict[str, Any]]:
     d = checkpoint_dir(path).resolve()
-    mf = d / MODEL_FILE
-    key = (str(d), mf.stat().st_mtime_ns if mf.exists() else 0)
+    # a checkpoint rewritten in place (weights or metadata) is read again
+    key = (str(d), *(f.stat().st_mtime_ns if f.exists() else 0 for f in (d / MODEL_FILE, d / META_FILE)))
     with _LOCK:
         if key not in _CACHE:
             if len(_CACHE) > 16:

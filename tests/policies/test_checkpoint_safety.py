@@ -64,6 +64,31 @@ def test_meta_json_is_read_strictly(ckpt, text, words):
         load_actor(ckpt)
 
 
+@pytest.mark.parametrize("key", ["obs_size", "critic_size"])
+def test_a_top_level_size_that_contradicts_the_observation_version_is_refused(ckpt, key):
+    meta = json.loads((ckpt / "meta.json").read_text())
+    meta[key] = 10
+    (ckpt / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=f"key '{key}' is 10, but observation version 2 has"):
+        load_actor(ckpt)
+
+
+def test_a_checkpoint_rewritten_in_place_is_read_again(ckpt):
+    """The loader keeps what it read per folder, but not past a change to either file: a
+    metadata file broken (or retrained) after a first load is what the next load reads."""
+    import os
+
+    from spades_env.policies import load
+
+    assert load(str(ckpt), rules="two_player", seed=0) is not None
+    meta = ckpt / "meta.json"
+    stamp = meta.stat().st_mtime_ns
+    meta.write_text("{")
+    os.utime(meta, ns=(stamp + 10**9, stamp + 10**9))  # a later time even on a coarse clock
+    with pytest.raises(CheckpointError, match="not valid JSON"):
+        load(str(ckpt), rules="two_player", seed=0)
+
+
 def test_a_huge_integer_in_a_safetensors_header_is_a_checkpoint_error(ckpt):
     header = json.dumps({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).replace("[0, 4]", f"[0, {HUGE_INT}]")
     blob = struct.pack("<Q", len(header)) + header.encode() + b"\0" * 4
