@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.core.validate import InputError
 from spades_env.policies.base import act_rows
 from spades_env.policies.registry import resolve_policy
 from training.checkpoint import load_meta, save_checkpoint
@@ -212,7 +213,7 @@ def init_dir(init: str) -> Path:
 
     p = agent_dir(init) if is_agent_id(init) else Path(init)
     if not (p / "model.safetensors").is_file():
-        raise ValueError(f"best response: init {init!r} is not a network folder (no model.safetensors)")
+        raise InputError(f"best response: init {init!r} is not a network folder (no model.safetensors)")
     return p
 
 
