@@ -36,7 +36,6 @@ import numpy as np
 import torch
 
 from spades_env.core.rules import RulesConfig, load_rules
-from spades_env.core.validate import InputError
 from spades_env.policies.base import act_rows
 from spades_env.policies.registry import resolve_policy
 from training.checkpoint import load_meta, save_checkpoint
@@ -209,12 +208,9 @@ def br_config(
 
 def init_dir(init: str) -> Path:
     """The network folder of ``init``: a shipped agent id (a network agent), or a folder."""
-    from spades_env.policies.agents import agent_dir, is_agent_id
+    from spades_env.policies.agents import network_folder
 
-    p = agent_dir(init) if is_agent_id(init) else Path(init)
-    if not (p / "model.safetensors").is_file():
-        raise InputError(f"best response: init {init!r} is not a network folder (no model.safetensors)")
-    return p
+    return network_folder(init, "best response: init")
 
 
 def train_best_response(

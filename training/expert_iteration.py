@@ -171,12 +171,12 @@ def load_ei_config(path: str | Path | None, overrides: list[str] | None = None) 
 
 def network_dir(spec: str) -> Path:
     """The checkpoint folder of a network agent id or folder."""
-    from spades_env.policies.agents import agent_dir, is_agent_id
+    from spades_env.policies.agents import AgentError, network_folder
 
-    p = agent_dir(spec) if is_agent_id(spec) else Path(spec)
-    if not (p / "model.safetensors").is_file():
-        raise ConfigError(f"start: {spec!r} is not a network checkpoint (no model.safetensors in {p})")
-    return p.resolve()
+    try:
+        return network_folder(spec, "start:").resolve()
+    except AgentError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def round_bc_config(cfg: ExpertIterationConfig, r: int, net: Path) -> Any:

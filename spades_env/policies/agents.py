@@ -88,6 +88,19 @@ def agent_dir(agent_id: str) -> Path:
     return agents_dir() / agent_id
 
 
+def network_folder(name: str, what: str = "network") -> Path:
+    """The checkpoint folder of a shipped network agent id or a checkpoint folder path;
+    :class:`AgentError` (naming ``what``) when it holds no network weights (a search agent, a
+    missing folder)."""
+    folder = agents_dir() / name if is_agent_id(name) else Path(name)
+    if not (folder / MODEL_FILE).is_file():
+        raise AgentError(
+            f"{what} {name!r} is not a network (a shipped network agent id or a checkpoint folder "
+            f"holding {MODEL_FILE})"
+        )
+    return folder
+
+
 def read_spec(folder: Path) -> dict[str, Any]:
     """The checked ``agent.json`` of ``folder`` (every key known, every value usable)."""
     from spades_env.policies.composite import against_problem, bid_shade_problem, search_bot_problem

@@ -171,7 +171,7 @@ class Server:
         params = dict(request.query_params)
         if "speed" in params and params["speed"] not in SPEEDS:
             return _refusal(f"speed {params['speed']!r}: one of {', '.join(SPEEDS)}")
-        if params.get("hands", "1") not in SHOW_HANDS and params.get("hands") not in HIDE_HANDS:
+        if "hands" in params and params["hands"] not in SHOW_HANDS + HIDE_HANDS:
             return _refusal(f"hands {params['hands']!r}: 1 to show every hand, 0 to hide them")
         try:
             setup = make(params, self.records)

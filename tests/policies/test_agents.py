@@ -290,3 +290,13 @@ def test_the_agents_ship_in_the_package_list():
     data = ["spades_env.presets", "spades_env.policies.bots.data"]  # folders of package data
     assert sorted(conf["packages"]) == sorted(code + data + ["spades_env.agents"] + agents)
     assert conf["package-dir"]["spades_env.agents"] == "checkpoints"
+
+
+def test_network_folder_takes_a_network_id_or_folder_and_names_what_else_it_got(tmp_path):
+    from spades_env.policies.agents import AgentError, network_folder
+
+    assert network_folder("spades4_net_v1") == agents_dir() / "spades4_net_v1"
+    assert network_folder(str(agents_dir() / "spades2_v1")) == agents_dir() / "spades2_v1"
+    for name in ("spades4_v3", str(tmp_path), "no_such_thing"):  # a search agent, an empty folder, nothing
+        with pytest.raises(AgentError, match=f"--init {name!r} is not a network"):
+            network_folder(name, "--init")
