@@ -69,12 +69,13 @@ class BCConfig:
     rules_family: tuple[Any, ...] = ()
     """A family of rules, one drawn per game (as ``training.ppo``'s, :mod:`training.rules_family`);
     needs a teacher that reads each game's rules from its observation (``heuristic``, ``blind``,
-    ``search``). Empty: every game plays ``rules``."""
+    ``search``, ``netsearch``, a network or a shipped agent). Empty: every game plays ``rules``."""
     rules_weights: tuple[float, ...] = ()
     """Weights of the ``rules_family`` members (one each; empty: equal)."""
     teacher: str = "heuristic"
-    """Bots registry name of the player to imitate (plays all seats), options included
-    (``search:samples=100``)."""
+    """The player to imitate (plays all seats): a bots name with its options
+    (``search:samples=100``), a shipped agent id (``spades4_v3``: cloning a search agent) or a
+    checkpoint folder."""
     init_from: str = ""
     """Checkpoint to start the network from (its ``hidden``/``critic_hidden`` must match);
     empty: fresh weights."""
@@ -197,10 +198,11 @@ class BCConfig:
         if problem:
             return problem
         from spades_env.policies.agents import is_agent_id
-        from spades_env.policies.bots import make_policy, parse_policy_name
+        from spades_env.policies.bots import make_policy
+        from spades_env.policies.registry import resolve_policy
 
         try:
-            make_policy(self.teacher, seed=0, rules=load_rules(self.rules))
+            teacher = resolve_policy(self.teacher, seed=0, rules=load_rules(self.rules))
         except Exception as exc:  # noqa: BLE001
             return "teacher", str(exc)
         players = [("play_by", self.play_by)] if self.play_by else []
@@ -211,7 +213,7 @@ class BCConfig:
                 make_policy(name, seed=0, rules=load_rules(self.rules))
             except Exception as exc:  # noqa: BLE001
                 return key, f"{name!r}: {exc} (a bots name, or a checkpoint path that run() loads)"
-        if self.rules_family and parse_policy_name(self.teacher)[0] not in RULES_READING_TEACHERS:
+        if self.rules_family and not reads_rules(self.teacher):
             return "teacher", (
                 f"a rules_family needs a teacher that reads the rules from its observation "
                 f"({', '.join(RULES_READING_TEACHERS)}), got {self.teacher!r}"
@@ -219,9 +221,10 @@ class BCConfig:
         problem = self._check_keep_start_on()
         if problem:
             return problem
-        if self.soft_temperature > 0 and self.decisions > 0 and parse_policy_name(self.teacher)[0] not in VALUE_TEACHERS:
+        if self.soft_temperature > 0 and self.decisions > 0 and not hasattr(teacher, "last_values"):
             return "soft_temperature", (
-                f"soft targets need a teacher that values its actions ({', '.join(VALUE_TEACHERS)}), "
+                f"soft targets need a teacher that values its actions ({', '.join(VALUE_TEACHERS)} "
+                "or a search agent), "
                 f"got {self.teacher!r}"
             )
         return None
@@ -265,9 +268,22 @@ def load_bc_config(path: str | Path | None, overrides: list[str] | None = None) 
 BATCHED_TEACHERS = {"heuristic": "ev", "blind": "always"}
 """Teachers with a compiled batched form (:func:`spades_env.policies.bots.heuristic.heuristic_actions`)."""
 RULES_READING_TEACHERS = ("heuristic", "blind", "search", "netsearch")
-"""Teachers that read each game's rules from its observation (any rules family works)."""
+"""Bots that read each game's rules from its observation (any rules family works); networks
+and shipped agents do too (the rules features of the observation)."""
 VALUE_TEACHERS = ("search", "netsearch")
-"""Teachers that keep their searched actions' values (``last_values``: soft targets)."""
+"""Bots that keep their searched actions' values (``last_values``: soft targets), as the search
+agents built on them do."""
+
+
+def reads_rules(teacher: str) -> bool:
+    """Whether the teacher ``teacher`` reads each game's rules from its observation: the bots of
+    :data:`RULES_READING_TEACHERS`, and any network or agent (not a bot: an id or a folder)."""
+    from spades_env.policies.bots import PolicyNameError, parse_policy_name
+
+    try:
+        return parse_policy_name(teacher)[0] in RULES_READING_TEACHERS
+    except PolicyNameError:
+        return True
 LABELS = ("all", "nil_cards")
 """Which decisions a chunk labels: every one, or only the card plays with a choice in hands
 where a seat bid Nil or Blind Nil (:func:`nil_card_rows`)."""
@@ -318,8 +334,8 @@ def teacher_chunk(
     asks the teacher nothing else (``play_by`` then plays every other decision, and
     ``play_share`` of the labelled ones: :func:`student_rows`)."""
     from spades_env.envs.vector import VectorSpades
-    from spades_env.policies.bots import make_policy
     from spades_env.policies.driver import seated_actions
+    from spades_env.policies.registry import resolve_policy
 
     family = load_family(rules_name) if isinstance(rules_name, (list, tuple)) else [load_rules(rules_name)]
     rules = family[0]
@@ -344,7 +360,6 @@ def teacher_chunk(
     opp_slots = np.arange(int(round(opponent_share * num_envs)) if opponents else 0)
     if play_by or opp_slots.size:
         from spades_env.policies.base import act_rows
-        from spades_env.policies.registry import resolve_policy
     if play_by:
         student = resolve_policy(play_by, seed, rules)
         share_rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
@@ -369,7 +384,7 @@ def teacher_chunk(
                     bseed = int(
                         np.random.SeedSequence([seed, i, seat, int(hands[i]), t]).generate_state(1)[0]
                     )
-                    entry = (make_policy(teacher, seed=bseed, rules=rules), int(hands[i]))
+                    entry = (resolve_policy(teacher, seed=bseed, rules=rules), int(hands[i]))
                     bots[key] = entry
                 return entry[0]
 

@@ -234,6 +234,27 @@ def test_teacher_data_from_l3_over_a_rules_family_is_l3s_choice():
     assert differs > 0
 
 
+def test_a_shipped_agent_teaches_over_a_rules_family():
+    """``teacher`` may be a shipped agent id (cloning an agent, e.g. a search agent): each
+    recorded action is that network's own choice, and its rules features let it play a family."""
+    from spades_env.policies import load
+
+    family = ["tournament", "house"]
+    data = teacher_chunk(family, "spades4_net_v1", 300, 8, seed=3, rules_weights=[1.0, 1.0])
+    net = load("spades4_net_v1", rules="tournament", seed=0)  # deterministic: any seed, any seat
+    acts = data["action"].astype(np.int64)
+    assert data["mask"][np.arange(300), acts].all()
+    chosen = [net.act(data["obs"][i].astype(np.float32), data["mask"][i]) for i in range(300)]
+    assert np.array_equal(acts, chosen)
+    cfg = load_bc_config(BC, TINY + ["teacher=spades4_v3", "rules_family=[tournament, house]"])
+    assert cfg.teacher == "spades4_v3"
+    load_bc_config(BC, TINY + ["teacher=spades4_v3", "soft_temperature=2.0"])  # a search: values
+    with pytest.raises(ConfigError, match="'soft_temperature'.*values its actions"):
+        load_bc_config(BC, TINY + ["teacher=spades4_net_v1", "soft_temperature=2.0"])
+    with pytest.raises(ConfigError, match="'teacher'.*spades4_vx"):
+        load_bc_config(BC, TINY + ["teacher=spades4_vx"])
+
+
 def test_teacher_chunks_are_saved_and_reused(tmp_path, monkeypatch):
     from training import bc as bc_mod
 

@@ -126,3 +126,41 @@ def test_ctrl_c_stops_the_training_with_what_it_has(tmp_path):
     assert out["interrupted"] and out["updates"] == 2 and len(out["curve"]) == 2
     assert (tmp_path / "best_response" / "meta.json").is_file()
     assert len((tmp_path / "history.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_stand_in_is_trained_against_and_the_agent_evaluated(tmp_path):
+    """``train_against``: the training games seat the stand-in, the choice of play and the
+    evaluation the agent (the margin stays a bound on the agent's exploitability)."""
+    from spades_env.eval import exploit
+    from spades_env.eval.exploit import exploit_summary
+
+    made = {"agent": 0, "stand_in": 0}
+    during_training: list[dict[str, int]] = []
+
+    def agent(seed, rules):
+        made["agent"] += 1
+        return HeuristicPolicy(rules, seed)
+
+    def stand_in(seed, rules):
+        made["stand_in"] += 1
+        return NoNilDefence(rules, seed)
+
+    r = exploit(
+        agent,
+        train_against=stand_in,
+        decisions=512,
+        boards=2,
+        fmt="hand",
+        init=None,
+        hidden=(16, 16),
+        num_envs=16,
+        num_steps=16,
+        run_dir=tmp_path / "br",
+        on_update=lambda row: during_training.append(dict(made)),
+    )
+    assert len(during_training) == 2  # two updates
+    assert during_training[-1]["agent"] == 0 and during_training[-1]["stand_in"] > 0
+    assert made["stand_in"] == during_training[-1]["stand_in"]  # never seated after training
+    assert made["agent"] > 0
+    assert r["agent"] == "agent" and r["train_against"] == "stand_in"
+    assert "trained against stand_in" in exploit_summary(r)
