@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from spades_env.core.rules import RulesConfig, load_rules
+from spades_env.core.validate import InputTypeError
 from spades_env.policies.base import act_rows
 from spades_env.policies.registry import resolve_policy
 from training.checkpoint import load_meta, save_checkpoint
@@ -69,7 +70,7 @@ def agent_factory(agent: Any) -> Any:
 
         factory.__name__ = getattr(proto, "name", None) or type(proto).__name__
         return factory
-    raise TypeError(f"the frozen agent must be a policy name, a factory or a Policy, got {agent!r}")
+    raise InputTypeError(f"the frozen agent must be a policy name, a factory or a Policy, got {agent!r}")
 
 
 class FrozenLeague(League):

@@ -164,3 +164,14 @@ def test_a_stand_in_is_trained_against_and_the_agent_evaluated(tmp_path):
     assert made["agent"] > 0
     assert r["agent"] == "agent" and r["train_against"] == "stand_in"
     assert "trained against stand_in" in exploit_summary(r)
+
+
+@pytest.mark.parametrize("spec", [5, None, 1.5])
+def test_an_agent_or_stand_in_that_is_no_policy_is_refused_before_training(tmp_path, spec):
+    from spades_env.core.validate import InputTypeError
+    from spades_env.eval import exploit
+
+    for kwargs in ({"agent": spec}, {"agent": "heuristic", "train_against": spec or 0}):
+        with pytest.raises(InputTypeError, match="must be a policy name, a factory or a Policy"):
+            exploit(**kwargs, decisions=1, run_dir=tmp_path / "br")
+    assert not (tmp_path / "br").exists()
