@@ -53,6 +53,14 @@ def no_nil_defence(seed, rules):
     return NoNilDefence(rules, seed)
 
 
+def tiny_run(tmp_path):
+    """Two PPO updates of a fresh 16x16 network, two boards of single hands."""
+    return dict(
+        decisions=512, boards=2, fmt="hand", init=None, hidden=(16, 16), num_envs=16, num_steps=16,
+        run_dir=tmp_path / "br",
+    )
+
+
 def test_the_best_response_finds_the_hole_the_reference_network_leaves(tmp_path):
     from spades_env.eval import exploit
 
@@ -87,14 +95,7 @@ def test_any_policy_object_partner_seats_and_a_fresh_network(tmp_path):
     r = exploit(
         HeuristicPolicy(),
         seats="partner",
-        decisions=512,
-        boards=2,
-        fmt="hand",
-        init=None,
-        hidden=(16, 16),
-        num_envs=16,
-        num_steps=16,
-        run_dir=tmp_path / "br",
+        **tiny_run(tmp_path),
     )
     assert r["agent"] == "heuristic" and r["seats"] == "partner" and r["start"] is None
     assert r["updates"] == 2 and r["decisions"] == 512
@@ -148,14 +149,7 @@ def test_a_stand_in_is_trained_against_and_the_agent_evaluated(tmp_path):
     r = exploit(
         agent,
         train_against=stand_in,
-        decisions=512,
-        boards=2,
-        fmt="hand",
-        init=None,
-        hidden=(16, 16),
-        num_envs=16,
-        num_steps=16,
-        run_dir=tmp_path / "br",
+        **tiny_run(tmp_path),
         on_update=lambda row: during_training.append(dict(made)),
     )
     assert len(during_training) == 2  # two updates
